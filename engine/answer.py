@@ -1,0 +1,84 @@
+"""The answer document: what `--json` prints and what the bot renders.
+
+Field names are a public contract (README "JSON output"); add fields, never rename them.
+Memory values are bytes per GPU.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Memory(_Doc):
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int
+    kv_cache: int
+    overhead: int
+    total: int = Field(description="sum of the components above")
+    headroom: int = Field(description="margin kept free: total x headroom fraction")
+    capacity: int = Field(description="card memory as the driver reports it")
+    fits: bool = Field(description="total + headroom <= capacity")
+    host_offload: int = Field(0, description="bytes moved to host RAM by offload=")
+    detail: dict[str, str] = Field(default_factory=dict, description="formula per component")
+
+
+class Speed(_Doc):
+    decode_tokens_per_s: float | None = None
+    prefill_tokens_per_s: float | None = None
+    train_tokens_per_s: float | None = None
+    train_gpu_hours: float | None = None
+
+
+class Settings(_Doc):
+    """The knobs this plan resolved to, so a reader can rerun it exactly."""
+
+    tp: int
+    dp: int
+    pp: int
+    zero: int | None
+    offload: str
+    checkpointing: str
+    precision: str
+    optimizer: str | None
+    quant: str
+    seq: int | None
+    batch: int | None
+    context: int | None
+    users: int | None
+
+
+class Plan(_Doc):
+    gpu: str
+    gpu_display: str
+    gpus: int
+    method: str
+    strategy: str
+    settings: Settings
+    memory: Memory
+    speed: Speed = Speed()
+    notes: list[str] = []
+
+
+class ModelInfo(_Doc):
+    name: str
+    display: str
+    params: int
+    active_params: int
+    source: str
+    retrieved: str
+    template: bool = False
+
+
+class Answer(_Doc):
+    query: str
+    pinned: bool = Field(False, description="gpu= and gpus= given: plans[0] is that configuration")
+    model: ModelInfo
+    plans: list[Plan]
+    assumptions: list[str]
+    warnings: list[str] = []

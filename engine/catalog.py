@@ -1,0 +1,116 @@
+"""Bundled catalogs (models, GPUs) and fuzzy look-up over them.
+
+The data lives in engine/data/*.toml; each row carries its source URL and the date it was read.
+Loading is lazy and cached so the CLI pays for it once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.architecture import ModelSpec
+
+
+class GpuSpec(BaseModel):
+    """One accelerator as its datasheet states it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    display: str
+    aliases: tuple[str, ...] = ()
+    vendor: Literal["nvidia", "amd"]
+    architecture: str
+    memory_gb: float = Field(gt=0, description="marketed capacity")
+    memory_bytes: int = Field(gt=0, description="capacity the driver reports")
+    bandwidth_gbps: float = Field(gt=0)
+    bf16_tflops: float = Field(gt=0, description="dense, no sparsity")
+    fp16_tflops: float = Field(gt=0)
+    fp8_tflops: float | None = None
+    int8_tops: float | None = None
+    tdp_w: int = Field(gt=0)
+    nvlink_gbps: float = Field(0, ge=0, description="0 = PCIe only")
+    pcie_gen: int = 4
+    form_factor: Literal["pcie", "sxm", "oam"] = "pcie"
+    market: str = "global"
+    notes: str = ""
+    source: str
+    retrieved: str
+
+    @property
+    def has_nvlink(self) -> bool:
+        return self.nvlink_gbps > 0
+
+
+def _load(filename: str, table: str) -> list[dict]:
+    text = resources.files("engine.data").joinpath(filename).read_text(encoding="utf-8")
+    return tomllib.loads(text)[table]
+
+
+@cache
+def models() -> dict[str, ModelSpec]:
+    return {row["name"]: ModelSpec(**row) for row in _load("models.toml", "model")}
+
+
+@cache
+def gpus() -> dict[str, GpuSpec]:
+    return {row["name"]: GpuSpec(**row) for row in _load("gpus.toml", "gpu")}
+
+
+def normalize(text: str) -> str:
+    """Lower-case and drop separators so `RTX-4090`, `rtx 4090` and `rtx4090` meet."""
+    return re.sub(r"[\s_\-./:]+", "", text.lower())
+
+
+@cache
+def _model_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for spec in models().values():
+        keys = [spec.name, spec.display, *spec.aliases]
+        if spec.hf_repo:
+            keys += [spec.hf_repo, spec.hf_repo.split("/", 1)[-1]]
+        for key in keys:
+            index.setdefault(normalize(key), spec.name)
+    return index
+
+
+@cache
+def _gpu_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for spec in gpus().values():
+        for key in (spec.name, spec.display, *spec.aliases):
+            index.setdefault(normalize(key), spec.name)
+    return index
+
+
+def find_model(text: str) -> ModelSpec | None:
+    """Exact look-up by name, display name, alias or Hugging Face repo id (any case)."""
+    name = _model_index().get(normalize(text))
+    return models()[name] if name else None
+
+
+def find_gpu(text: str) -> GpuSpec | None:
+    name = _gpu_index().get(normalize(text))
+    return gpus()[name] if name else None
+
+
+def closest(text: str, choices: list[str], n: int = 3) -> list[str]:
+    """Nearest names by edit similarity, for "did you mean" lines."""
+    by_norm = {normalize(c): c for c in choices}
+    hits = difflib.get_close_matches(normalize(text), list(by_norm), n=n, cutoff=0.5)
+    return [by_norm[h] for h in hits]
+
+
+def closest_models(text: str, n: int = 3) -> list[str]:
+    return closest(text, [m.name for m in models().values()], n)
+
+
+def closest_gpus(text: str, n: int = 3) -> list[str]:
+    return closest(text, [g.name for g in gpus().values()], n)

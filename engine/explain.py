@@ -1,0 +1,105 @@
+"""The assumptions behind every number, and warnings where the request is risky.
+
+Each line names the recipe or constant that produced a figure and how to change it, so two
+answers that disagree can be traced to the assumption that differs.
+"""
+
+from __future__ import annotations
+
+from engine import memory
+from engine.answer import Plan
+from engine.architecture import ModelSpec
+from engine.quant import weight_bytes
+from engine.request import Request
+
+FRAMEWORK = ("framework semantics assumed: PyTorch 2.x with FSDP / DeepSpeed ZeRO sharding, "
+             "flash or SDPA attention, PEFT/torchtune for LoRA, vLLM for serving")
+
+
+def _model_line(spec: ModelSpec) -> str:
+    active = (f", {spec.active_params / 1e9:.2f}B active per token ({spec.active_experts} of "
+              f"{spec.experts} experts)") if spec.is_moe else ""
+    return (f"model {spec.display}: {spec.params / 1e9:.2f}B parameters{active}, "
+            f"{spec.layers} layers, hidden {spec.hidden}, {spec.heads} heads / {spec.kv_heads} KV "
+            f"heads, vocab {spec.vocab} (config: {spec.source}, read {spec.retrieved})")
+
+
+def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
+    lines = []
+    if req.method in ("lora", "qlora"):
+        adapters = memory.lora_params(spec, req.rank, req.targets)
+        where = "attention (q,k,v,o)" if req.targets == "attn" else "all linear layers"
+        lines.append(
+            f"{req.method}: rank {req.rank} on {where}"
+            f" = {adapters / 1e6:.1f}M trainable parameters ({adapters / spec.params:.2%} of the "
+            f"model); frozen base stored as {req.weight_quant}: {weight_bytes(spec, req.weight_quant).note}"
+            " (set rank= and targets=attn|all)")
+        lines.append(f"adapters trained with {memory.RECIPE_TEXT[req.optimizer]}")
+    else:
+        lines.append(f"optimizer: {memory.RECIPE_TEXT[req.optimizer]} (set optimizer=)")
+    ckpt = {
+        "full": "full activation checkpointing: only each block's input is kept, one block is "
+                "recomputed at a time (~33% more compute); the default for fine-tuning",
+        "selective": "selective activation checkpointing: matmul outputs kept, norms and "
+                     "elementwise ops recomputed",
+        "none": "no activation checkpointing: every block keeps its saved tensors",
+    }[req.checkpointing_mode]
+    lines.append(f"{ckpt} (set checkpointing=none|selective|full)")
+    lines.append(
+        f"sequence {req.seq_len} tokens x micro-batch {req.batch} per GPU"
+        + (" (defaults; set seq= and batch=)" if req.seq is None else "")
+        + "; activations from the architecture's saved tensors per block (Korthikanti et al. "
+        "2022 method, flash attention so no s^2 term) plus logits in bf16 and their fp32 copy "
+        "for the loss")
+    lines.append(f"precision {req.precision}" + (" with fp32 master weights" if req.optimizer in
+                                                 ("adamw", "sgd") and req.precision != "fp32" else ""))
+    lines.append("sharding: without zero=/tp= each card count takes the lightest that fits, in "
+                 "order DDP, ZeRO-1, ZeRO-2, ZeRO-3/FSDP, then tensor parallel on NVLink cards; "
+                 "offload only when asked (offload=optimizer|all)")
+    return lines
+
+
+def _inference_lines(spec: ModelSpec, req: Request) -> list[str]:
+    size = weight_bytes(spec, req.weight_quant)
+    lines = [
+        f"weights in {req.weight_quant}: {size.total_bytes / 1e9:.2f} GB, {size.bits_per_weight:.2f} "
+        f"bits/weight ({size.note}) (set quant=)",
+        f"KV cache for {req.users} concurrent sequence(s) x {req.context} tokens in {req.kv} "
+        "(set users=, context=, kv=fp8); sized at the context you serve, not the model's maximum "
+        f"({spec.max_context})",
+        "multi-GPU: tensor parallel on NVLink cards, layer split on PCIe cards",
+    ]
+    if spec.attention == "mla":
+        lines.append("MLA: the KV cache stores the compressed latent (kv_lora_rank + rope dim) per "
+                     "token per layer")
+    return lines
+
+
+def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = ()) -> list[str]:
+    lines = [_model_line(spec), *model_notes]
+    lines += _training_lines(spec, req) if req.is_training else _inference_lines(spec, req)
+    lines.append(
+        f"runtime overhead: CUDA context {memory.CUDA_CONTEXT / memory.GIB:.1f} GiB, NCCL buffers "
+        f"{memory.NCCL_BUFFERS / memory.GIB:.0f} GiB per GPU when gpus > 1, allocator "
+        f"fragmentation {memory.FRAGMENTATION:.0%} of allocated memory")
+    lines.append(f"headroom {req.headroom:.0%}: a plan fits when total x {1 + req.headroom:.2f} <= "
+                 "card memory as the driver reports it (the seeds' 20% margin; set headroom=)")
+    lines.append(FRAMEWORK)
+    return lines
+
+
+def warnings(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
+    out = []
+    if req.method == "inference" and req.context > spec.max_context:
+        out.append(f"context {req.context} exceeds {spec.display}'s maximum context "
+                   f"{spec.max_context}")
+    if req.is_training and req.seq_len > spec.max_context:
+        out.append(f"seq {req.seq_len} exceeds {spec.display}'s maximum context {spec.max_context}")
+    if req.optimizer == "paged-adamw-8bit":
+        out.append("paged optimizer states live in CUDA unified memory: PyTorch's memory "
+                   "statistics do not count them, and steps slow down when they page to host")
+    if plans and not any(p.memory.fits for p in plans):
+        out.append("no plan fits: see each plan's memory breakdown for the largest component")
+    if req.is_training and req.tokens is None and req.method == "pretrain":
+        out.append("tokens= not given: training time and GPU-hours need the token count")
+    return out

@@ -1,0 +1,76 @@
+"""Model shapes for a bare size (`13B`, `0.5B`, `8x7B`): a Llama-like family template.
+
+A size says nothing about widths, so we borrow the shape of the released Llama-style model
+nearest in size (Qwen2.5-0.5B below 1B, where no Llama exists) and set the layer count so the
+total matches the size asked for. The answer says which template and how many layers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from engine import catalog
+from engine.architecture import ModelSpec, tensors, total_params
+
+# Released Llama-architecture models whose widths serve as templates, smallest first.
+TEMPLATES = ("qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "llama-2-13b",
+             "yi-1.5-34b", "llama-3.1-70b", "llama-3.1-405b")
+SIZE_RE = re.compile(r"^(?:(\d+)X)?(\d+(?:\.\d+)?)([BM])$")
+
+
+def parse_size(text: str) -> tuple[int | None, float] | None:
+    """`13B` -> (None, 13e9); `8X7B` -> (8, 7e9); None when the text is not a size."""
+    m = SIZE_RE.match(text.upper())
+    if not m:
+        return None
+    experts, number, unit = m.groups()
+    scale = 1e9 if unit == "B" else 1e6
+    return (int(experts) if experts else None, float(number) * scale)
+
+
+def _nearest_template(params: float) -> ModelSpec:
+    available = [catalog.models()[n] for n in TEMPLATES if n in catalog.models()]
+    if not available:  # a catalog without the templates: fall back to any dense model
+        available = [m for m in catalog.models().values() if not m.is_moe]
+    return min(available, key=lambda m: abs(math.log(total_params(m) / params)))
+
+
+def template_spec(text: str) -> tuple[ModelSpec, str]:
+    """A ModelSpec for a bare size (marked template=True) and the note that explains it."""
+    parsed = parse_size(text)
+    if parsed is None:
+        raise ValueError(f"not a size: {text}")
+    experts, params = parsed
+    base = _nearest_template(params)
+    outside = total_params(base) - _layer_total(base)
+    per_layer = _layer_total(base) / base.layers
+    layers = max(1, round((params - outside) / per_layer))
+    fields = base.model_dump(exclude={"aliases", "published_params", "params_source", "hf_repo"})
+    fields |= {
+        "name": text.upper(),
+        "display": f"{text.upper()} (Llama-like template)",
+        "layers": layers,
+        "template": True,
+        "sliding_layers": min(base.sliding_layers, layers),
+    }
+    if experts:
+        # Mixtral-style MoE: every layer's MLP becomes `experts` copies, 2 active per token
+        # (Mixtral 8x7B = Mistral 7B's shapes with 8 experts, top-2).
+        fields |= {"experts": experts, "active_experts": 2, "moe_intermediate": base.intermediate,
+                   "intermediate": 0, "display": f"{text.upper()} (Mixtral-like MoE template)"}
+    spec = ModelSpec(**fields)
+    return spec, _note(spec, base)
+
+
+def _note(spec: ModelSpec, base: ModelSpec) -> str:
+    kind = f"{spec.experts} experts, top-{spec.active_experts}, " if spec.is_moe else ""
+    return (f"{spec.name} is a size, not a model: shapes from the family template {base.name} "
+            f"(hidden {spec.hidden}, {spec.heads} heads, {spec.kv_heads} KV heads, "
+            f"intermediate {spec.intermediate or spec.moe_intermediate}, vocab {spec.vocab}) with "
+            f"{kind}{spec.layers} layers = {total_params(spec) / 1e9:.2f}B parameters. "
+            "Name a catalog model for exact shapes.")
+
+
+def _layer_total(spec: ModelSpec) -> int:
+    return sum(t.elements for t in tensors(spec) if t.layer is not None)

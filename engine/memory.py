@@ -1,0 +1,249 @@
+"""Per-GPU memory, one function per component. Bytes throughout.
+
+Each function states its formula and source. They take plain numbers and a ModelSpec so the
+planner can call them thousands of times per answer; `breakdown()` assembles a Breakdown.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+from engine.architecture import LINEAR_ROLES, ModelSpec, layer_params, tensors
+from engine.quant import weight_bytes
+
+GIB = 1024**3
+
+# -- training recipes -----------------------------------------------------------------------
+# Bytes per trainable parameter: (weights, gradients, optimizer states incl. any fp32 master).
+# Mixed-precision AdamW is the ZeRO paper's 2 + 2 + 12 (Rajbhandari et al. 2020, sec. 3.1);
+# pure-bf16 AdamW keeps m and v in bf16 and no master (2 + 2 + 4); bitsandbytes 8-bit AdamW
+# stores m and v in 8 bits with a block-wise fp32 absmax per 2048 values (2.004 bytes), on a
+# 16-bit model with no master copy (torchtune and bitsandbytes usage); SGD keeps momentum.
+RECIPES: dict[tuple[str, str], tuple[float, float, float]] = {
+    ("adamw", "mixed"): (2, 2, 12),
+    ("adamw", "fp32"): (4, 4, 8),
+    ("adamw-bf16", "mixed"): (2, 2, 4),
+    ("adamw-bf16", "fp32"): (4, 4, 4),
+    ("adamw-8bit", "mixed"): (2, 2, 2.004),
+    ("adamw-8bit", "fp32"): (4, 4, 2.004),
+    ("paged-adamw-8bit", "mixed"): (2, 2, 2.004),
+    ("paged-adamw-8bit", "fp32"): (4, 4, 2.004),
+    ("sgd", "mixed"): (2, 2, 8),
+    ("sgd", "fp32"): (4, 4, 4),
+}
+RECIPE_TEXT = {
+    "adamw": "AdamW in mixed precision: 16-bit weights and gradients, fp32 master copy, "
+             "fp32 m and v (2+2+12 = 16 bytes/param, ZeRO paper)",
+    "adamw-bf16": "AdamW in pure bf16: bf16 weights, gradients, m and v, no master copy "
+                  "(2+2+4 = 8 bytes/param)",
+    "adamw-8bit": "8-bit AdamW (bitsandbytes): 16-bit weights and gradients, m and v in 8 bits, "
+                  "no fp32 master (2+2+2 = 6 bytes/param; 10 with a master copy)",
+    "paged-adamw-8bit": "paged 8-bit AdamW (bitsandbytes): as adamw-8bit, with states in CUDA "
+                        "unified memory that pages to host RAM under pressure",
+    "sgd": "SGD with momentum in mixed precision: 2+2+4 master+4 momentum = 12 bytes/param",
+}
+
+
+def recipe_bytes(optimizer: str, precision: str) -> tuple[float, float, float]:
+    return RECIPES[(optimizer, "fp32" if precision == "fp32" else "mixed")]
+
+
+# -- model states -----------------------------------------------------------------------------
+
+
+def sharded(total: float, *, tp: int, dp: int, zero_shards: bool) -> float:
+    """ZeRO stage s shards a state over the data-parallel group when s reaches that state;
+    tensor parallelism always splits it (Rajbhandari et al. 2020; Shoeybi et al. 2019)."""
+    return total / tp / (dp if zero_shards else 1)
+
+
+def training_weights(params: int, weight_bytes_per_param: float, *, tp: int, dp: int,
+                     zero: int, offload_all: bool) -> float:
+    # Weights: params x bytes, sharded over dp at ZeRO-3 / FSDP full shard, on host with
+    # offload=all (ZeRO-Infinity), where only the gathered working set stays on the GPU.
+    if offload_all:
+        return 0.0
+    return sharded(params * weight_bytes_per_param, tp=tp, dp=dp, zero_shards=zero >= 3)
+
+
+def zero3_gather_buffer(spec: ModelSpec, weight_bytes_per_param: float, *, tp: int, dp: int,
+                        zero: int, offload_all: bool) -> float:
+    # ZeRO-3/FSDP all-gathers one block to compute and prefetches the next: two blocks' full
+    # 16-bit weights (FSDP forward_prefetch / DeepSpeed stage3_prefetch_bucket_size).
+    if zero < 3 or (dp == 1 and not offload_all):
+        return 0.0
+    largest = max(layer_params(spec), spec.vocab * spec.hidden)
+    return 2 * largest * weight_bytes_per_param / tp
+
+
+def gradients(trainable: int, grad_bytes: float, *, tp: int, dp: int, zero: int,
+              offload_all: bool) -> float:
+    # Gradients: trainable params x bytes; sharded from ZeRO-2 on; host with offload=all.
+    if offload_all:
+        return 0.0
+    return sharded(trainable * grad_bytes, tp=tp, dp=dp, zero_shards=zero >= 2)
+
+
+def optimizer_states(trainable: int, state_bytes: float, *, tp: int, dp: int, zero: int,
+                     offloaded: bool) -> float:
+    # Optimizer states (and the fp32 master copy): sharded from ZeRO-1 on; offload moves them
+    # to host memory and runs the step on the CPU (ZeRO-Offload, Ren et al. 2021).
+    if offloaded:
+        return 0.0
+    return sharded(trainable * state_bytes, tp=tp, dp=dp, zero_shards=zero >= 1)
+
+
+# -- LoRA --------------------------------------------------------------------------------------
+
+ATTN_TARGETS = frozenset({"attn_q", "attn_k", "attn_v", "attn_output", "attn_q_a", "attn_q_b",
+                          "attn_kv_a_mqa", "attn_kv_b"})
+MLP_TARGETS = frozenset({"ffn_gate", "ffn_up", "ffn_down", "ffn_gate_shexp", "ffn_up_shexp",
+                         "ffn_down_shexp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"})
+
+
+@cache
+def lora_params(spec: ModelSpec, rank: int, targets: str) -> int:
+    # LoRA adds A (r x d_in) and B (d_out x r) to each targeted matrix: r * (d_in + d_out)
+    # (Hu et al. 2021). Routed experts get one adapter pair per expert.
+    chosen = ATTN_TARGETS if targets == "attn" else ATTN_TARGETS | MLP_TARGETS
+    total = 0
+    for t in tensors(spec):
+        if t.role in chosen:
+            copies = spec.experts if t.role.endswith("_exps") else 1
+            total += copies * rank * (t.d_in + t.d_out)
+    return total
+
+
+# -- activations ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LayerActivations:
+    """Bytes per token of one block's saved activations, split by whether TP shards them."""
+
+    replicated: float
+    tp_sharded: float
+
+
+@cache
+def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
+                           targets: str, rank: int) -> LayerActivations:
+    """Saved tensors of one transformer block per token, 16-bit, flash attention.
+
+    Korthikanti et al. 2022 (Reducing Activation Recomputation, sec. 4.1) count the tensors
+    autograd keeps; their 34*s*b*h is GPT-3's block (4h MLP, GeLU, dropout). Here the same
+    count is made from this architecture's widths, with flash/SDPA attention (no s^2 scores)
+    and no dropout, as modern Llama-style models train:
+      attention: norm input h, norm output h (q/k/v input), q+k+v, attention output (o input)
+      MLP: norm input h, norm output h, gate and up outputs, act(gate), act*up (down input)
+    selective: recompute norms and elementwise ops, keep matmul outputs (PyTorch selective AC).
+    LoRA freezes the base: a frozen linear's input is saved only if an adapter sits on it.
+    """
+    b = 2  # bf16 activations
+    h = spec.hidden
+    if spec.attention == "mla":  # k and v as MLA decompresses them for attention
+        qkv = spec.q_dim * 2 + spec.heads * spec.v_head_dim
+        attn_out = spec.heads * spec.v_head_dim
+    else:
+        qkv = spec.q_dim + 2 * spec.kv_dim
+        attn_out = spec.q_dim
+    if spec.is_moe:
+        width = spec.moe_intermediate * spec.active_experts + (
+            spec.shared_intermediate or spec.moe_intermediate * spec.shared_experts)
+    else:
+        width = spec.intermediate
+    gated = spec.mlp == "gated"
+    frozen_mlp = method in ("lora", "qlora") and targets == "attn"
+    if checkpointing == "selective":
+        replicated = b * (h + h + h)  # layer input, o_proj output, down_proj output
+        sharded = b * (qkv + attn_out + (2 if gated else 1) * width)
+    else:
+        replicated = b * 4 * h  # two norm inputs and outputs (unsharded without seq. parallel)
+        if frozen_mlp:
+            replicated -= b * h  # MLP norm output feeds only frozen matrices
+        mlp = (4 if gated else 2) * width - (width if frozen_mlp else 0)
+        sharded = b * (qkv + attn_out + mlp)
+    if method in ("lora", "qlora"):
+        # each adapter keeps its r-wide intermediate (A x) for B's gradient
+        sharded += b * rank * (4 + (3 if targets == "all" else 0))
+    return LayerActivations(replicated=replicated, tp_sharded=sharded)
+
+
+def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing: str,
+                method: str, targets: str, rank: int) -> float:
+    # Per GPU: tokens x per-layer bytes x layers (none/selective), or layer inputs only plus one
+    # block being recomputed at a time (full), Korthikanti et al. 2022 eq. 2 and sec. 5.
+    tokens = seq * batch
+    per = layer_activation_bytes(spec, checkpointing if checkpointing != "full" else "none",
+                                 method, targets, rank)
+    one_layer = tokens * (per.replicated + per.tp_sharded / tp)
+    if checkpointing == "full":
+        return tokens * 2 * spec.hidden * spec.layers + one_layer
+    return one_layer * spec.layers
+
+
+def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int) -> float:
+    # Output logits s*b*V in bf16 plus the fp32 copy cross-entropy upcasts to (HF
+    # Transformers' loss, torch's CrossEntropyLoss on .float()): 6 bytes per logit; the vocab is
+    # split across TP ranks. Dominant for 128k-256k vocabularies at long sequence.
+    return seq * batch * spec.vocab * (2 + 4) / tp
+
+
+# -- inference -------------------------------------------------------------------------------------
+
+
+def kv_cache(spec: ModelSpec, *, context: int, users: int, kv_bytes: int, tp: int,
+             pp: int = 1) -> float:
+    # KV cache = sum over layers of 2 x kv_heads x head_dim x bytes x tokens; sliding-window
+    # layers hold at most the window; MLA stores the latent (kv_lora_rank + rope dim) once, no
+    # x2 (DeepSeek-V2 paper sec. 2.1); TP splits kv heads with at least one per rank; a
+    # pipeline/layer split holds its share of layers. tokens = context x users.
+    if spec.attention == "mla":
+        per_token_layer = (spec.kv_lora_rank + spec.qk_rope_head_dim) * kv_bytes
+    else:
+        heads_per_rank = math.ceil(spec.kv_heads / tp)
+        per_token_layer = 2 * heads_per_rank * spec.head_dim * kv_bytes
+    window_layers = spec.sliding_layers if spec.sliding_window else 0
+    full_layers = spec.layers - window_layers
+    windowed = min(context, spec.sliding_window) if window_layers else 0
+    per_sequence = per_token_layer * (full_layers * context + window_layers * windowed)
+    return per_sequence * users / pp
+
+
+def inference_activations(spec: ModelSpec, *, context: int, users: int, tp: int) -> float:
+    # Prefill workspace: vLLM processes prompts in chunks of up to 2048 tokens (chunked
+    # prefill); live per token: residual + norm output, q/k/v, gate/up outputs and the act
+    # output (16-bit), plus fp32 logits for the sampled positions (one per sequence).
+    chunk = min(context * users, 2048)
+    width = spec.intermediate or spec.moe_intermediate * max(spec.active_experts, 1)
+    per_token = 2 * (2 * spec.hidden + (spec.q_dim + 2 * spec.kv_dim + 3 * width) / tp)
+    return chunk * per_token + users * spec.vocab * 4 / tp
+
+
+def inference_weights(spec: ModelSpec, quant: str, *, shards: int) -> float:
+    # Stored weight bytes in the chosen format (engine/quant.py) split over TP or layer ranks.
+    return weight_bytes(spec, quant).total_bytes / shards
+
+
+# -- runtime overhead ---------------------------------------------------------------------------
+
+CUDA_CONTEXT = 0.5 * GIB  # CUDA context + cuBLAS/cuDNN workspaces of a PyTorch process
+NCCL_BUFFERS = 2 * GIB  # per GPU once gpus > 1 (llm-d's measurement for vLLM TP)
+FRAGMENTATION = 0.05  # share of allocated memory the caching allocator holds unused
+
+
+def overhead(allocated: float, *, gpus: int) -> tuple[float, float, float]:
+    """(CUDA context, NCCL buffers, allocator fragmentation) in bytes."""
+    return CUDA_CONTEXT, NCCL_BUFFERS if gpus > 1 else 0.0, allocated * FRAGMENTATION
+
+
+@cache
+def largest_linear(spec: ModelSpec) -> int:
+    """Elements of the largest single linear matrix (one expert for MoE), head excluded."""
+    return max(
+        t.elements // (spec.experts if t.role.endswith("_exps") else 1)
+        for t in tensors(spec)
+        if t.role in LINEAR_ROLES
+    )

@@ -1,0 +1,371 @@
+"""One grammar for the CLI and Slack: `MODEL METHOD [key=value ...]`.
+
+Case-insensitive; keys in any order after MODEL. Every failure is a ParseError whose one-line
+message names the bad token, the accepted values and, where one is close, a suggestion.
+The parser never raises anything else (tests/engine/test_parse.py fuzzes it).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from engine import catalog
+from engine.request import INFERENCE_QUANTS, Money, Request
+
+MAX_INPUT_CHARS = 1000
+METHODS: dict[str, str] = {
+    "full-finetune": "full-finetune", "full": "full-finetune", "fft": "full-finetune",
+    "sft": "full-finetune", "fullfinetune": "full-finetune", "full-ft": "full-finetune",
+    "lora": "lora", "qlora": "qlora",
+    "inference": "inference", "serve": "inference", "infer": "inference",
+    "serving": "inference", "deploy": "inference",
+    "pretrain": "pretrain", "pre-train": "pretrain", "pretraining": "pretrain",
+}
+METHOD_NAMES = ("full-finetune", "lora", "qlora", "inference", "pretrain")
+# Which weight formats each method can use: training updates 16/32-bit weights; LoRA keeps a
+# frozen base in 16 or 8 bit; QLoRA's base is NF4 by definition; serving takes any format.
+QUANTS_BY_METHOD: dict[str, tuple[str, ...]] = {
+    "full-finetune": ("bf16", "fp16"),
+    "pretrain": ("bf16", "fp16"),
+    "lora": ("bf16", "fp16", "int8"),
+    "qlora": ("nf4",),
+    "inference": INFERENCE_QUANTS,
+}
+SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$")
+
+
+class ParseError(ValueError):
+    """A user-facing input error: `str(err)` is one line, safe to show as is."""
+
+    def __init__(self, message: str, *, token: str = "", accepted: tuple[str, ...] = (),
+                 suggestion: str | None = None) -> None:
+        self.message = message
+        self.token = token
+        self.accepted = accepted
+        self.suggestion = suggestion
+        line = message
+        if suggestion:
+            line += f" Did you mean {suggestion}?"
+        super().__init__(line)
+
+
+@dataclass
+class Fields:
+    """What a line said, before defaults: model, method and the given keys."""
+
+    model: str | None = None
+    method: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _short(token: str, limit: int = 40) -> str:
+    return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+def _suggest(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
+    hits = catalog.closest(word, list(choices), n=1)
+    return hits[0] if hits else None
+
+
+# -- values -----------------------------------------------------------------------------
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+
+
+def _count(key: str, value: str, *, kilo: int, example: str) -> int:
+    """A positive whole count with an optional k/m suffix (8k, 1.5m)."""
+    m = re.fullmatch(_NUMBER + r"([km]?)", value)
+    if not m:
+        raise ParseError(f"{key}={_short(value)} is not a count: use a whole number like {example}.",
+                         token=f"{key}={value}")
+    scale = {"": 1, "k": kilo, "m": kilo * kilo}[m.group(2)]
+    number = float(m.group(1)) * scale
+    if number != int(number) or number < 1:
+        raise ParseError(f"{key}={_short(value)} must be a whole number of at least 1, like {example}.",
+                         token=f"{key}={value}")
+    return int(number)
+
+
+def _tokens_count(key: str, value: str) -> int:
+    # Sequence and context lengths: 8k = 8192, as model cards write them.
+    return _count(key, value, kilo=1024, example=f"{key}=2048 or {key}=8k")
+
+
+def _plain_count(key: str, value: str) -> int:
+    return _count(key, value, kilo=1000, example=f"{key}=8")
+
+
+def _training_tokens(key: str, value: str) -> int:
+    m = re.fullmatch(_NUMBER + r"([kmbt]?)", value)
+    if not m:
+        raise ParseError(f"tokens={_short(value)} is not a token count: write it like tokens=2T or "
+                         "tokens=300B.", token=f"tokens={value}")
+    scale = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2)]
+    number = int(float(m.group(1)) * scale)
+    if number < 1:
+        raise ParseError("tokens= must be at least 1.", token=f"tokens={value}")
+    return number
+
+
+def _choice(key: str, value: str, choices: tuple[str, ...], aliases: dict[str, str] | None = None) -> str:
+    value = (aliases or {}).get(value, value)
+    if value in choices:
+        return value
+    raise ParseError(f"{key}={_short(value)} is not one of {', '.join(choices)}.",
+                     token=f"{key}={value}", accepted=choices,
+                     suggestion=(f"{key}={s}" if (s := _suggest(value, choices)) else None))
+
+
+def _fraction(key: str, value: str) -> float:
+    m = re.fullmatch(_NUMBER + r"(%?)", value)
+    if not m:
+        raise ParseError(f"{key}={_short(value)} is not a fraction: use {key}=0.2 or {key}=20%.",
+                         token=f"{key}={value}")
+    number = float(m.group(1)) / (100 if m.group(2) else 1)
+    if not 0 <= number <= 1:
+        raise ParseError(f"{key}={_short(value)} must be between 0 and 1 (0% to 100%).",
+                         token=f"{key}={value}")
+    return number
+
+
+CURRENCY_WORDS = {"cny": "CNY", "rmb": "CNY", "yuan": "CNY", "¥": "CNY", "￥": "CNY",
+                  "usd": "USD", "$": "USD", "us$": "USD"}
+
+
+def parse_money(key: str, value: str) -> Money:
+    """`150k`, `1.2M`, `$20k`, `¥150k`, `150kCNY`, `20k usd` (one token)."""
+    m = re.fullmatch(r"(\$|us\$|¥|￥)?" + _NUMBER + r"([kmw]?)(cny|rmb|yuan|usd)?", value)
+    if not m:
+        raise ParseError(f"{key}={_short(value)} is not an amount: write it like {key}=150k, "
+                         f"{key}=1.2M or {key}=$20k.", token=f"{key}={value}")
+    symbol, number, scale, word = m.groups()
+    if symbol and word and CURRENCY_WORDS[symbol] != CURRENCY_WORDS[word]:
+        raise ParseError(f"{key}={value} names two currencies.", token=f"{key}={value}")
+    amount = float(number) * {"": 1, "k": 1e3, "w": 1e4, "m": 1e6}[scale]
+    if amount <= 0:
+        raise ParseError(f"{key}= must be more than zero.", token=f"{key}={value}")
+    currency = CURRENCY_WORDS.get(symbol or word or "")
+    return Money(amount=amount, currency=currency)  # type: ignore[arg-type]
+
+
+def _gpu(key: str, value: str) -> str:
+    spec = catalog.find_gpu(value)
+    if spec is None:
+        names = tuple(catalog.gpus())
+        hits = catalog.closest_gpus(value, n=1)
+        raise ParseError(f"unknown GPU {key}={_short(value)}; known cards: {', '.join(names)}.",
+                         token=f"{key}={value}", accepted=names,
+                         suggestion=f"{key}={hits[0]}" if hits else None)
+    return spec.name
+
+
+def _zero(key: str, value: str) -> int:
+    value = {"fsdp": "3", "full_shard": "3", "full-shard": "3", "ddp": "0"}.get(value, value)
+    if value in ("0", "1", "2", "3"):
+        return int(value)
+    raise ParseError(f"zero={_short(value)} is not a ZeRO stage: use 0, 1, 2 or 3 (FSDP full shard = 3).",
+                     token=f"zero={value}", accepted=("0", "1", "2", "3"))
+
+
+def _quant(key: str, value: str) -> str:
+    return _choice(key, value.replace("-", "_"), INFERENCE_QUANTS,
+                   {"fp16": "fp16", "bfloat16": "bf16", "float16": "fp16", "q4km": "q4_k_m",
+                    "q5km": "q5_k_m", "q3km": "q3_k_m", "q8": "q8_0", "q4": "q4_0"})
+
+
+def _region(key: str, value: str) -> str:
+    if re.fullmatch(r"[a-z][a-z0-9-]{0,39}", value):
+        return value
+    raise ParseError(f"region={_short(value)} is not a region name: use letters, like region=chengdu.",
+                     token=f"region={value}")
+
+
+def _hours(key: str, value: str) -> float:
+    m = re.fullmatch(_NUMBER, value)
+    if not m or not 0 < float(value) <= 744:
+        raise ParseError(f"hours={_short(value)} must be GPU hours per month between 1 and 744.",
+                         token=f"hours={value}")
+    return float(value)
+
+
+Converter = Callable[[str, str], Any]
+KEYS: dict[str, tuple[str, Converter, str]] = {
+    # canonical key: (field, converter, accepted values for help)
+    "gpu": ("gpu", _gpu, "a card, e.g. 4090, a100-80gb, h800"),
+    "gpus": ("gpus", _plain_count, "GPU count, e.g. 8"),
+    "seq": ("seq", _tokens_count, "training sequence length, e.g. 2048 or 8k"),
+    "batch": ("batch", _plain_count, "micro-batch per GPU, e.g. 4"),
+    "precision": ("precision", lambda k, v: _choice(k, v, ("bf16", "fp16", "fp32"),
+                                                   {"bfloat16": "bf16", "float16": "fp16",
+                                                    "float32": "fp32"}), "bf16|fp16|fp32"),
+    "optimizer": ("optimizer", lambda k, v: _choice(
+        k, v.replace("_", "-"), ("adamw", "adamw-bf16", "adamw-8bit", "paged-adamw-8bit", "sgd"),
+        {"adam": "adamw", "adamw8bit": "adamw-8bit", "adam8bit": "adamw-8bit",
+         "paged-adamw8bit": "paged-adamw-8bit", "pagedadamw8bit": "paged-adamw-8bit"}),
+        "adamw|adamw-bf16|adamw-8bit|paged-adamw-8bit|sgd"),
+    "checkpointing": ("checkpointing", lambda k, v: _choice(
+        k, v, ("none", "selective", "full"),
+        {"off": "none", "no": "none", "false": "none", "on": "full", "yes": "full", "true": "full"}),
+        "none|selective|full"),
+    "zero": ("zero", _zero, "0|1|2|3"),
+    "offload": ("offload", lambda k, v: _choice(k, v, ("none", "optimizer", "all"),
+                                                {"cpu": "optimizer", "off": "none", "no": "none"}),
+                "none|optimizer|all"),
+    "tp": ("tp", _plain_count, "tensor-parallel size, e.g. 2"),
+    "rank": ("rank", _plain_count, "LoRA rank, e.g. 16"),
+    "targets": ("targets", lambda k, v: _choice(k, v, ("attn", "all"),
+                                                {"attention": "attn", "all-linear": "all",
+                                                 "linear": "all"}), "attn|all"),
+    "quant": ("quant", _quant, " ".join(INFERENCE_QUANTS)),
+    "context": ("context", _tokens_count, "tokens per sequence when serving, e.g. 8k"),
+    "users": ("users", _plain_count, "concurrent sequences, e.g. 20"),
+    "kv": ("kv", lambda k, v: _choice(k, v, ("fp16", "fp8"), {"bf16": "fp16", "f16": "fp16"}),
+           "fp16|fp8"),
+    "tokens": ("tokens", _training_tokens, "training tokens, e.g. 2T or 300B"),
+    "headroom": ("headroom", _fraction, "fraction kept free, e.g. 0.2"),
+    "budget": ("budget", parse_money, "e.g. 150k, 1.2M, $20k"),
+    "currency": ("currency", lambda k, v: _choice(k, v.upper(), ("CNY", "USD"), {"RMB": "CNY"}),
+                 "CNY|USD"),
+    "region": ("region", _region, "e.g. chengdu, jiangsu"),
+    "hours": ("hours", _hours, "GPU hours per month, e.g. 300"),
+}
+KEY_ALIASES = {
+    "card": "gpu", "cards": "gpus", "count": "gpus", "n": "gpus", "ngpus": "gpus",
+    "seqlen": "seq", "seq_len": "seq", "max_seq_len": "seq", "sequence": "seq",
+    "bs": "batch", "micro_batch": "batch", "microbatch": "batch", "mbs": "batch",
+    "dtype": "precision", "optim": "optimizer", "opt": "optimizer",
+    "ckpt": "checkpointing", "gc": "checkpointing", "recompute": "checkpointing",
+    "activation_checkpointing": "checkpointing", "fsdp": "zero", "r": "rank", "lora_rank": "rank",
+    "target": "targets", "quantization": "quant", "q": "quant", "weights": "quant",
+    "ctx": "context", "context_length": "context", "concurrency": "users",
+    "concurrent": "users", "streams": "users", "kv_cache": "kv", "kv_dtype": "kv",
+    "tensor_parallel": "tp",
+}
+
+
+def _parse_model(token: str) -> str:
+    """Validate MODEL syntax: a size, a catalog entry, or a Hub repo id (resolved later)."""
+    low = token.lower()
+    if low.startswith("-") or low.startswith("+"):
+        raise ParseError(f"model size {_short(token)} must be a positive number of parameters, "
+                         "like 7B, 0.5B or 8x7B.", token=token,
+                         suggestion=low.lstrip("+-").upper() if SIZE_RE.match(low.lstrip("+-")) else None)
+    m = SIZE_RE.match(low)
+    if m:
+        experts, size, unit = m.groups()
+        billions = float(size) / (1000 if unit == "m" else 1)
+        if not 0.01 <= billions <= 10_000:
+            raise ParseError(f"model size {token} is outside 10M to 10,000B parameters.", token=token)
+        if experts is not None and not 2 <= int(experts) <= 512:
+            raise ParseError(f"{token}: an MoE needs 2 to 512 experts.", token=token)
+        return low.upper()
+    if catalog.find_model(token) is not None:
+        return catalog.find_model(token).name  # type: ignore[union-attr]
+    if re.fullmatch(r"[A-Za-z0-9][\w.\-]{0,95}/[\w.\-]{1,96}", token):
+        return token  # a Hugging Face repo id outside the catalog: resolved online
+    near = re.fullmatch(r"(\d+(?:\.\d+)?)[a-z]+", low)
+    suggestion = f"{near.group(1)}B" if near else (catalog.closest_models(token, n=1) or [None])[0]
+    raise ParseError(
+        f"unknown model {_short(token)}: give a size like 13B or 8x7B, a catalog name such as "
+        "llama-3.1-8b, or a Hugging Face repo id.", token=token, suggestion=suggestion)
+
+
+def _split(text: str) -> list[str]:
+    if len(text) > MAX_INPUT_CHARS:
+        raise ParseError(f"input is {len(text):,} characters; the limit is {MAX_INPUT_CHARS:,}.",
+                         token=text[:20])
+    try:
+        return shlex.split(text)
+    except ValueError as err:
+        raise ParseError(f"cannot read the input ({err}): check the quotes.", token=text[:20]) from err
+
+
+def parse_option(token: str) -> tuple[str, Any]:
+    """One `key=value` token into (field, value)."""
+    key, sep, value = token.partition("=")
+    key, value = key.strip().lower().replace("-", "_"), value.strip()
+    if not sep or not key:
+        raise ParseError(f"{_short(token)} is not key=value.", token=token)
+    key = KEY_ALIASES.get(key, key)
+    if key not in KEYS:
+        raise ParseError(f"unknown key {_short(key)}= ; keys: {', '.join(KEYS)}.", token=token,
+                         accepted=tuple(KEYS),
+                         suggestion=(f"{s}=" if (s := _suggest(key, tuple(KEYS))) else None))
+    if not value:
+        raise ParseError(f"{key}= has no value; expected {KEYS[key][2]}.", token=token)
+    name, convert, _ = KEYS[key]
+    return name, convert(key, value.lower() if key not in ("currency",) else value)
+
+
+def parse_fields(text: str, *, require_model: bool = True) -> Fields:
+    """Read a line into Fields without applying defaults (Slack follow-ups merge these)."""
+    words = _split(text)
+    fields = Fields()
+    for i, word in enumerate(words):
+        low = word.lower()
+        if "=" in word:
+            name, value = parse_option(word)
+            fields.options[name] = value
+        elif low in METHODS:
+            if fields.method and fields.method != METHODS[low]:
+                raise ParseError(f"two methods given: {fields.method} and {METHODS[low]}; pick one.",
+                                 token=word)
+            fields.method = METHODS[low]
+        elif fields.model is None and (i == 0 or not require_model or fields.method):
+            fields.model = _parse_model(word)
+        else:
+            accepted = METHOD_NAMES + tuple(f"{k}=" for k in KEYS)
+            raise ParseError(
+                f"unexpected word {_short(word)}: after MODEL give METHOD ({', '.join(METHOD_NAMES)}) "
+                "and key=value options.", token=word, accepted=accepted,
+                suggestion=_suggest(low, list(METHODS)) and METHODS[_suggest(low, list(METHODS))])
+    return fields
+
+
+def check_method_options(method: str, options: dict[str, Any]) -> None:
+    """Reject options that contradict the method (e.g. a GGUF quant for full fine-tuning)."""
+    quant = options.get("quant")
+    if quant is not None and quant not in QUANTS_BY_METHOD[method]:
+        allowed = QUANTS_BY_METHOD[method]
+        hint = {"full-finetune": "quantized weights are for inference (or qlora)",
+                "pretrain": "quantized weights are for inference (or qlora)",
+                "lora": "4-bit bases are qlora", "qlora": "QLoRA's base is NF4",
+                "inference": ""}[method]
+        suggestion = "inference" if quant in QUANTS_BY_METHOD["inference"] and method != "inference" else None
+        if method == "lora" and quant == "nf4":
+            suggestion = "qlora"
+        raise ParseError(f"quant={quant} does not apply to {method} ({hint}); accepted: "
+                         f"{', '.join(allowed)}.", token=f"quant={quant}", accepted=allowed,
+                         suggestion=suggestion)
+    if options.get("tp") and options.get("gpus") and options["gpus"] % options["tp"]:
+        raise ParseError(f"tp={options['tp']} does not divide gpus={options['gpus']}.",
+                         token=f"tp={options['tp']}")
+
+
+def build_request(fields: Fields) -> Request:
+    """Fields (with model and method) into a validated Request."""
+    if fields.model is None:
+        raise ParseError("missing MODEL: start with a size like 13B, a name like llama-3.1-8b, "
+                         "or a Hugging Face repo id.", token="")
+    if fields.method is None:
+        raise ParseError(f"missing METHOD after {fields.model}: one of {', '.join(METHOD_NAMES)}.",
+                         token="", accepted=METHOD_NAMES)
+    check_method_options(fields.method, fields.options)
+    try:
+        return Request(model=fields.model, method=fields.method, **fields.options)  # type: ignore[arg-type]
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = str(first["loc"][0]) if first["loc"] else "input"
+        value = fields.options.get(key, "")
+        raise ParseError(f"{key}={value}: {first['msg'].lower()}.", token=f"{key}={value}") from None
+
+
+def parse(text: str) -> Request:
+    """`MODEL METHOD [key=value ...]` into a Request, or a ParseError with one clear line."""
+    return build_request(parse_fields(text))

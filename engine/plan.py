@@ -1,0 +1,304 @@
+"""From a Request to an Answer: enumerate card x count x sharding, keep what fits.
+
+Memory depends on the card only through its capacity (and whether it has NVLink, which decides
+tensor parallelism), so components are computed once per (count, strategy) and compared against
+every card: that is what keeps a full answer within a few milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from engine import catalog, memory
+from engine.answer import Answer, Memory, ModelInfo, Plan, Settings
+from engine.architecture import ModelSpec
+from engine.catalog import GpuSpec
+from engine.quant import weight_bytes
+from engine.request import Request
+
+TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+SERVE_COUNTS = (1, 2, 4, 8, 16, 32)
+GPUS_PER_SERVER = 8
+
+
+@dataclass(frozen=True)
+class Strategy:
+    tp: int
+    dp: int
+    pp: int
+    zero: int | None
+    offload: str
+
+    def describe(self, gpus: int, method: str, nvlink: bool) -> str:
+        if method == "inference":
+            if gpus == 1:
+                return "single GPU"
+            parts = []
+            if self.tp > 1:
+                parts.append(f"tensor parallel TP={self.tp}" + ("" if nvlink else " over PCIe"))
+            if self.pp > 1:
+                parts.append(f"layer split over {self.pp} GPUs" + ("" if nvlink else " (PCIe)"))
+            return " + ".join(parts)
+        parts = []
+        if gpus == 1:
+            parts.append("single GPU")
+        elif self.zero == 3:
+            parts.append(f"ZeRO-3 / FSDP full shard over {self.dp}")
+        elif self.zero in (1, 2):
+            parts.append(f"ZeRO-{self.zero} over {self.dp}")
+        elif self.dp > 1:
+            parts.append(f"DDP x{self.dp}")
+        if self.tp > 1:
+            parts.append(f"TP={self.tp}")
+        if self.offload != "none":
+            parts.append(f"{self.offload} offloaded to CPU")
+        return " + ".join(parts)
+
+
+@dataclass(frozen=True)
+class Components:
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    kv_cache: float
+    host: float
+    detail: tuple[tuple[str, str], ...]
+
+    @property
+    def allocated(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache
+
+
+def _gib(value: float) -> str:
+    return f"{value / memory.GIB:.2f} GiB"
+
+
+def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
+    wb, gb, ob = memory.recipe_bytes(req.optimizer, req.precision)
+    offload_all = s.offload == "all"
+    params = spec.params
+    if req.method in ("lora", "qlora"):
+        base = weight_bytes(spec, req.weight_quant)
+        base_per_param = base.total_bytes / params
+        trainable = memory.lora_params(spec, req.rank, req.targets)
+        frozen = memory.training_weights(params, base_per_param, tp=s.tp, dp=s.dp,
+                                         zero=s.zero or 0, offload_all=offload_all)
+        adapters = memory.training_weights(trainable, wb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+                                           offload_all=offload_all)
+        weights = frozen + adapters
+        gather = memory.zero3_gather_buffer(spec, base_per_param, tp=s.tp, dp=s.dp,
+                                            zero=s.zero or 0, offload_all=offload_all)
+        w_text = (f"frozen base {base.total_bytes / 1e9:.2f} GB ({base.note}) + "
+                  f"{trainable / 1e6:.1f}M adapter params x {wb:g} B")
+    else:
+        trainable = params
+        weights = memory.training_weights(params, wb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+                                          offload_all=offload_all)
+        gather = memory.zero3_gather_buffer(spec, wb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+                                            offload_all=offload_all)
+        w_text = f"{params / 1e9:.2f}B params x {wb:g} B"
+    shard = _shard_text(s, 3)
+    grads = memory.gradients(trainable, gb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+                             offload_all=offload_all)
+    offloaded = s.offload in ("optimizer", "all")
+    optim = memory.optimizer_states(trainable, ob, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+                                    offloaded=offloaded)
+    paged = req.optimizer == "paged-adamw-8bit"
+    acts = memory.activations(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
+                              checkpointing=req.checkpointing_mode, method=req.method,
+                              targets=req.targets, rank=req.rank)
+    logit = memory.logits(spec, seq=req.seq_len, batch=req.batch, tp=s.tp)
+    dequant = 0.0
+    if req.method == "qlora":
+        # bitsandbytes dequantizes each NF4 matrix to bf16 for its matmul (forward and
+        # backward): one largest linear matrix is live at a time.
+        dequant = memory.largest_linear(spec) * 2 / s.tp
+    host = 0.0
+    if offloaded:
+        host += sharded_host(trainable * ob, s)
+    if offload_all:
+        host += sharded_host(trainable * (wb + gb), s)
+    detail = (
+        ("weights", f"{w_text} / TP {s.tp}{shard}" + (f" + ZeRO-3 gather buffer {_gib(gather)}"
+                                                     if gather else "")
+         + (" (on host: offload=all)" if offload_all else "")),
+        ("gradients", f"{trainable / 1e9:.3f}B trainable x {gb:g} B / TP {s.tp}{_shard_text(s, 2)}"
+         + (" (on host)" if offload_all else "")),
+        ("optimizer", f"{trainable / 1e9:.3f}B trainable x {ob:g} B ({req.optimizer}) / TP {s.tp}"
+         f"{_shard_text(s, 1)}" + (" (on host: offloaded)" if offloaded else "")
+         + (" (paged: spills to host RAM when the GPU is full)" if paged else "")),
+        ("activations", f"{_gib(acts)} saved by the blocks (seq {req.seq_len} x batch {req.batch}, "
+         f"checkpointing={req.checkpointing_mode}) + {_gib(logit)} logits (s x b x vocab "
+         f"{spec.vocab} x 6 B)" + (f" + {_gib(dequant)} NF4 dequantization buffer"
+                                   if dequant else "")),
+    )
+    return Components(weights=weights + gather, gradients=grads, optimizer=optim,
+                      activations=acts + logit + dequant, kv_cache=0.0, host=host, detail=detail)
+
+
+def sharded_host(total: float, s: Strategy) -> float:
+    return total / s.tp / s.dp
+
+
+def _shard_text(s: Strategy, stage: int) -> str:
+    return f" / ZeRO-{s.zero} shard {s.dp}" if (s.zero or 0) >= stage and s.dp > 1 else ""
+
+
+def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
+    shards = s.tp * s.pp
+    size = weight_bytes(spec, req.weight_quant)
+    weights = size.total_bytes / shards
+    kv_bytes = 1 if req.kv == "fp8" else 2
+    kv = memory.kv_cache(spec, context=req.context, users=req.users, kv_bytes=kv_bytes,
+                         tp=s.tp, pp=s.pp)
+    acts = memory.inference_activations(spec, context=req.context, users=req.users, tp=s.tp)
+    detail = (
+        ("weights", f"{size.total_bytes / 1e9:.2f} GB in {req.weight_quant} "
+         f"({size.bits_per_weight:.2f} bits/weight; {size.note}) / {shards} GPU(s)"),
+        ("kv_cache", f"{req.users} sequence(s) x {req.context} tokens, {req.kv} KV ("
+         + ("MLA latent" if spec.attention == "mla" else f"{spec.kv_heads} KV heads x head_dim "
+            f"{spec.head_dim}") + (f", {spec.sliding_layers} layers capped at the "
+                                   f"{spec.sliding_window}-token window" if spec.sliding_window
+                                   and spec.sliding_layers else "")
+         + f") / TP {s.tp} / layer split {s.pp}"),
+        ("activations", "prefill workspace: up to 2048 tokens per chunk, plus fp32 logits"),
+    )
+    return Components(weights=weights, gradients=0.0, optimizer=0.0, activations=acts,
+                      kv_cache=kv, host=0.0, detail=detail)
+
+
+def components(spec: ModelSpec, req: Request, s: Strategy) -> Components:
+    return _inference(spec, req, s) if req.method == "inference" else _training(spec, req, s)
+
+
+def _total(c: Components, gpus: int) -> float:
+    ctx, nccl, frag = memory.overhead(c.allocated, gpus=gpus)
+    return c.allocated + ctx + nccl + frag
+
+
+def build_memory(c: Components, gpus: int, gpu: GpuSpec, headroom: float) -> Memory:
+    ctx, nccl, frag = memory.overhead(c.allocated, gpus=gpus)
+    total = c.allocated + ctx + nccl + frag
+    detail = dict(c.detail)
+    detail["overhead"] = (f"CUDA context {_gib(ctx)}" + (f" + NCCL buffers {_gib(nccl)}" if nccl else "")
+                          + f" + allocator fragmentation {memory.FRAGMENTATION:.0%} = {_gib(frag)}")
+    return Memory(
+        weights=round(c.weights), gradients=round(c.gradients), optimizer=round(c.optimizer),
+        activations=round(c.activations), kv_cache=round(c.kv_cache),
+        overhead=round(ctx + nccl + frag), total=round(total), headroom=round(total * headroom),
+        capacity=gpu.memory_bytes, fits=total * (1 + headroom) <= gpu.memory_bytes,
+        host_offload=round(c.host), detail=detail)
+
+
+# -- strategies ------------------------------------------------------------------------------
+
+
+def _tp_options(spec: ModelSpec, gpus: int) -> list[int]:
+    # TP must divide the attention heads (and so stays inside one 8-GPU NVLink server).
+    return [t for t in (1, 2, 4, 8) if t <= gpus and gpus % t == 0 and spec.heads % t == 0]
+
+
+def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[Strategy]:
+    """Candidate shardings for `gpus` cards, lightest communication first."""
+    offload = req.offload or "none"
+    if req.method == "inference":
+        if req.tp:
+            if gpus % req.tp:
+                return []
+            return [Strategy(req.tp, 1, gpus // req.tp, None, "none")]
+        if gpus == 1:
+            return [Strategy(1, 1, 1, None, "none")]
+        tp = min(gpus, GPUS_PER_SERVER) if nvlink and spec.heads % min(gpus, 8) == 0 else 1
+        return [Strategy(tp, 1, gpus // tp, None, "none")]
+    tps = [req.tp] if req.tp else ([t for t in _tp_options(spec, gpus) if nvlink or t == 1])
+    out = []
+    for tp in tps:
+        if gpus % tp:
+            continue
+        dp = gpus // tp
+        zeros = [req.zero] if req.zero is not None else ([0] if dp == 1 else [0, 1, 2, 3])
+        out += [Strategy(tp, dp, 1, z, offload) for z in zeros]
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _cached_components(spec: ModelSpec, req: Request, s: Strategy) -> Components:
+    return components(spec, req, s)
+
+
+def settings_for(req: Request, s: Strategy) -> Settings:
+    training = req.is_training
+    return Settings(
+        tp=s.tp, dp=s.dp, pp=s.pp, zero=s.zero if training else None, offload=s.offload,
+        checkpointing=req.checkpointing_mode, precision=req.precision,
+        optimizer=req.optimizer if training else None, quant=req.weight_quant,
+        seq=req.seq_len if training else None, batch=req.batch if training else None,
+        context=None if training else req.context, users=None if training else req.users)
+
+
+def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> Plan:
+    c = _cached_components(spec, req, s)
+    mem = build_memory(c, gpus, gpu, req.headroom)
+    notes = []
+    if gpus > GPUS_PER_SERVER:
+        notes.append(f"{gpus // GPUS_PER_SERVER} servers of {GPUS_PER_SERVER}: needs RoCE or "
+                     "InfiniBand between them")
+    if req.is_training and gpus > 1 and not gpu.has_nvlink:
+        notes.append(f"{gpu.display} has no NVLink: gradient and shard traffic goes over PCIe")
+    if c.host:
+        notes.append(f"needs {c.host / 1e9:.0f} GB of host RAM per GPU for offloaded states")
+    return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
+                strategy=s.describe(gpus, req.method, gpu.has_nvlink),
+                settings=settings_for(req, s), memory=mem, notes=notes)
+
+
+def best_for_card(spec: ModelSpec, req: Request, gpu: GpuSpec,
+                  counts: tuple[int, ...]) -> tuple[int, Strategy, bool] | None:
+    """Smallest count (then lightest strategy) that fits; else the closest miss."""
+    closest: tuple[float, int, Strategy] | None = None
+    for n in counts:
+        for s in strategies(spec, req, n, gpu.has_nvlink):
+            need = _total(_cached_components(spec, req, s), n) * (1 + req.headroom)
+            if need <= gpu.memory_bytes:
+                return n, s, True
+            if closest is None or need < closest[0]:
+                closest = (need, n, s)
+    return (closest[1], closest[2], False) if closest else None
+
+
+# -- answer ------------------------------------------------------------------------------------
+
+
+def estimate(spec: ModelSpec, req: Request, *, query: str = "",
+             model_notes: tuple[str, ...] = ()) -> Answer:
+    """The full answer for one request: plans, assumptions and warnings."""
+    from engine.explain import assumptions, warnings
+
+    cards = [catalog.gpus()[req.gpu]] if req.gpu else list(catalog.gpus().values())
+    default_counts = SERVE_COUNTS if req.method == "inference" else TRAIN_COUNTS
+    counts = (req.gpus,) if req.gpus else default_counts
+    plans: list[Plan] = []
+    misses: list[str] = []
+    for gpu in cards:
+        found = best_for_card(spec, req, gpu, counts)
+        if found is None:
+            misses.append(f"{gpu.name}: no valid sharding for gpus={req.gpus}")
+            continue
+        n, s, fits = found
+        if fits or (req.gpu and req.gpus) or req.gpu:
+            plans.append(_plan(spec, req, gpu, n, s))
+        else:
+            misses.append(f"{gpu.display}: does not fit in {counts[-1]} cards")
+    plans.sort(key=lambda p: (not p.memory.fits, p.gpus * p.memory.capacity, -_bw(p.gpu)))
+    info = ModelInfo(name=spec.name, display=spec.display, params=spec.params,
+                     active_params=spec.active_params, source=spec.source,
+                     retrieved=spec.retrieved, template=spec.template)
+    return Answer(query=query, pinned=bool(req.gpu and req.gpus), model=info, plans=plans,
+                  assumptions=assumptions(spec, req, model_notes),
+                  warnings=warnings(spec, req, plans) + misses)
+
+
+def _bw(name: str) -> float:
+    return catalog.gpus()[name].bandwidth_gbps

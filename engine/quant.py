@@ -1,0 +1,654 @@
+"""Weight memory per quantization scheme: float checkpoints, bitsandbytes, GPTQ/AWQ, FP8, GGUF.
+
+Every size is computed tensor by tensor from the inventory in engine.architecture, using the
+storage layout of the library that produces the checkpoint (sources cited where each rule is
+applied). GGUF files are sized by reproducing llama.cpp's per-tensor type choice
+(`llama_tensor_get_type` in src/llama-quant.cpp) and ggml's block layouts (ggml-common.h).
+
+Results are cached per (spec, quant): the first call walks the tensor list once, later calls are
+a dictionary look-up.
+
+For GPU sizing note that llama.cpp keeps token_embd in host memory even with every layer
+offloaded (its loader reports it as the "CPU buffer"); WeightSize.by_role["token_embd"] gives
+that share.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.architecture import LINEAR_ROLES, ModelSpec, Tensor, tensors
+
+Family = Literal["float", "bnb", "gptq_awq", "fp8", "gguf"]
+
+LLAMA_QUANT = "https://github.com/ggml-org/llama.cpp/blob/master/src/llama-quant.cpp"
+GGML_COMMON = "https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-common.h"
+BNB_FUNCTIONAL = (
+    "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/functional.py"
+)
+
+
+class QuantScheme(BaseModel):
+    """A user-facing quantization choice and where its storage layout is defined."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    family: Family
+    nominal_bits: float = Field(gt=0, description="bits per quantized weight, before overheads")
+    description: str
+    source: str = Field(description="URL of the code or spec that defines the layout")
+
+
+def _q(name: str, family: Family, bits: float, description: str, source: str) -> QuantScheme:
+    return QuantScheme(
+        name=name, family=family, nominal_bits=bits, description=description, source=source
+    )
+
+
+QUANTS: dict[str, QuantScheme] = {
+    q.name: q
+    for q in (
+        _q("bf16", "float", 16, "bfloat16 checkpoint, every tensor 2 bytes",
+           "https://pytorch.org/docs/stable/tensor_attributes.html#torch.dtype"),
+        _q("fp16", "float", 16, "float16 checkpoint, every tensor 2 bytes",
+           "https://pytorch.org/docs/stable/tensor_attributes.html#torch.dtype"),
+        _q("fp32", "float", 32, "float32 checkpoint, every tensor 4 bytes",
+           "https://pytorch.org/docs/stable/tensor_attributes.html#torch.dtype"),
+        _q("fp8", "fp8", 8,
+           "FP8 E4M3 linear layers with one fp32 scale per output channel "
+           "(llm-compressor FP8_DYNAMIC as vLLM loads it); embeddings and lm_head 16-bit",
+           "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/"
+           "quantization/utils/fp8_utils.py"),
+        _q("int8", "bnb", 8,
+           "bitsandbytes LLM.int8(): int8 linear weights with an fp32 absmax per row",
+           "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/nn/"
+           "modules.py"),
+        _q("nf4", "bnb", 4,
+           "bitsandbytes NF4, blocksize 64, double-quantized absmax (QLoRA); "
+           "embeddings and lm_head 16-bit", BNB_FUNCTIONAL),
+        _q("gptq", "gptq_awq", 4,
+           "GPTQ 4-bit, group size 128: packed int32 qweight, fp16 scales and packed 4-bit "
+           "zeros per group and column, int32 g_idx per input row",
+           "https://github.com/AutoGPTQ/AutoGPTQ/blob/main/auto_gptq/nn_modules/qlinear/"
+           "qlinear_cuda_old.py"),
+        _q("awq", "gptq_awq", 4,
+           "AWQ 4-bit GEMM, group size 128: packed int32 qweight and zeros, fp16 scales",
+           "https://github.com/casper-hansen/AutoAWQ/blob/main/awq/modules/linear/gemm.py"),
+        _q("int4", "gptq_awq", 4,
+           "alias: GPTQ/AWQ-style 4-bit, group size 128 (sized as GPTQ, the larger of the two)",
+           "https://github.com/AutoGPTQ/AutoGPTQ/blob/main/auto_gptq/nn_modules/qlinear/"
+           "qlinear_cuda_old.py"),
+        _q("q2_k", "gguf", 2, "llama.cpp Q2_K mix (mostly q2_K, attn_v/ffn_down/attn_output "
+           "q3_K or q4_K)", LLAMA_QUANT),
+        _q("q3_k_m", "gguf", 3, "llama.cpp Q3_K_M mix (q3_K, attn_v/ffn_down/attn_output "
+           "q4_K-q5_K)", LLAMA_QUANT),
+        _q("q4_0", "gguf", 4, "llama.cpp Q4_0 (legacy 32-element blocks, fp16 scale), "
+           "output q6_K", LLAMA_QUANT),
+        _q("q4_k_m", "gguf", 4, "llama.cpp Q4_K_M mix (q4_K, half of attn_v/ffn_down q6_K, "
+           "output q6_K)", LLAMA_QUANT),
+        _q("q5_k_m", "gguf", 5, "llama.cpp Q5_K_M mix (q5_K, half of attn_v/ffn_down q6_K, "
+           "output q6_K)", LLAMA_QUANT),
+        _q("q6_k", "gguf", 6, "llama.cpp Q6_K (every matrix q6_K)", LLAMA_QUANT),
+        _q("q8_0", "gguf", 8, "llama.cpp Q8_0 (every matrix q8_0)", LLAMA_QUANT),
+    )
+}
+
+# Spellings users type that mean one of the schemes above.
+ALIASES: dict[str, str] = {
+    "f16": "fp16", "float16": "fp16", "half": "fp16",
+    "bfloat16": "bf16", "f32": "fp32", "float32": "fp32",
+    "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8_fp8": "fp8",
+    "bnb4": "nf4", "bnb_nf4": "nf4", "4bit": "nf4", "qlora": "nf4",
+    "bnb8": "int8", "llm_int8": "int8", "8bit": "int8",
+    "w4a16": "int4", "gptq_int4": "gptq", "awq_int4": "awq",
+    "q4_k": "q4_k_m", "q5_k": "q5_k_m", "q3_k": "q3_k_m",
+}
+
+
+def get_quant(name: str | QuantScheme) -> QuantScheme:
+    """Look a scheme up by name or alias, any case; `Q4_K_M`, `q4-k-m` and `q4_k_m` all work."""
+    if isinstance(name, QuantScheme):
+        return name
+    key = name.strip().lower().replace("-", "_").replace(".", "_").replace(" ", "_")
+    key = ALIASES.get(key, key)
+    if key not in QUANTS:
+        raise ValueError(f"unknown quantization {name!r}; choose from {', '.join(QUANTS)}")
+    return QUANTS[key]
+
+
+# --------------------------------------------------------------------------------------------
+# GGUF block layouts (ggml/src/ggml-common.h). Quantized rows are stored as whole blocks.
+# --------------------------------------------------------------------------------------------
+
+
+class GgufBlock(NamedTuple):
+    bytes_per_block: int
+    elements_per_block: int
+
+
+QK_K = 256  # super-block size of the k-quants (ggml-common.h: #define QK_K 256)
+
+GGUF_BLOCKS: dict[str, GgufBlock] = {
+    "f32": GgufBlock(4, 1),  # ggml.c type_traits[GGML_TYPE_F32]: sizeof(float), blck_size 1
+    "f16": GgufBlock(2, 1),  # ggml.c type_traits[GGML_TYPE_F16]: sizeof(ggml_fp16_t), blck_size 1
+    "bf16": GgufBlock(2, 1),  # ggml.c type_traits[GGML_TYPE_BF16]: sizeof(ggml_bf16_t)
+    # block_q4_0 { ggml_half d; uint8_t qs[QK4_0/2]; }, QK4_0 = 32 -> 2 + 16
+    "q4_0": GgufBlock(18, 32),
+    # block_q4_1 { ggml_half d, m; uint8_t qs[QK4_1/2]; }, QK4_1 = 32 -> 4 + 16
+    "q4_1": GgufBlock(20, 32),
+    # block_q5_0 { ggml_half d; uint8_t qh[4]; uint8_t qs[QK5_0/2]; }, QK5_0 = 32 -> 2 + 4 + 16
+    "q5_0": GgufBlock(22, 32),
+    # block_q5_1 { ggml_half d, m; uint8_t qh[4]; uint8_t qs[QK5_1/2]; } -> 4 + 4 + 16
+    "q5_1": GgufBlock(24, 32),
+    # block_q8_0 { ggml_half d; int8_t qs[QK8_0]; }, QK8_0 = 32 -> 2 + 32
+    "q8_0": GgufBlock(34, 32),
+    # block_iq4_nl { ggml_half d; uint8_t qs[QK4_NL/2]; }, QK4_NL = 32 -> 2 + 16
+    "iq4_nl": GgufBlock(18, 32),
+    # block_q2_K { uint8_t scales[QK_K/16]; uint8_t qs[QK_K/4]; ggml_half d, dmin; } -> 16+64+4
+    "q2_K": GgufBlock(84, QK_K),
+    # block_q3_K { uint8_t hmask[QK_K/8]; qs[QK_K/4]; scales[12]; ggml_half d; } -> 32+64+12+2
+    "q3_K": GgufBlock(110, QK_K),
+    # block_q4_K { ggml_half d, dmin; uint8_t scales[K_SCALE_SIZE=12]; qs[QK_K/2]; } -> 4+12+128
+    "q4_K": GgufBlock(144, QK_K),
+    # block_q5_K { ggml_half d, dmin; scales[12]; qh[QK_K/8]; qs[QK_K/2]; } -> 4+12+32+128
+    "q5_K": GgufBlock(176, QK_K),
+    # block_q6_K { uint8_t ql[QK_K/2]; qh[QK_K/4]; int8_t scales[QK_K/16]; ggml_half d; }
+    #   -> 128+64+16+2
+    "q6_K": GgufBlock(210, QK_K),
+}
+
+UNQUANTIZED_GGUF_TYPES = frozenset({"f32", "f16", "bf16"})
+
+# llama-quantize file types we support -> the default tensor type for that file type
+# (llama_ftype_get_default_type in src/llama-quant.cpp).
+GGUF_FTYPES: dict[str, str] = {
+    "q2_k": "q2_K",  # LLAMA_FTYPE_MOSTLY_Q2_K   -> GGML_TYPE_Q2_K
+    "q3_k_m": "q3_K",  # LLAMA_FTYPE_MOSTLY_Q3_K_M -> GGML_TYPE_Q3_K
+    "q4_0": "q4_0",  # LLAMA_FTYPE_MOSTLY_Q4_0   -> GGML_TYPE_Q4_0
+    "q4_k_m": "q4_K",  # LLAMA_FTYPE_MOSTLY_Q4_K_M -> GGML_TYPE_Q4_K
+    "q5_k_m": "q5_K",  # LLAMA_FTYPE_MOSTLY_Q5_K_M -> GGML_TYPE_Q5_K
+    "q6_k": "q6_K",  # LLAMA_FTYPE_MOSTLY_Q6_K   -> GGML_TYPE_Q6_K
+    "q8_0": "q8_0",  # LLAMA_FTYPE_MOSTLY_Q8_0   -> GGML_TYPE_Q8_0
+}
+
+# tensor_type_fallback() in src/llama-quant.cpp: when a row (ne[0]) is not a whole number of
+# blocks, k-quants fall back to a 32-element type. Current llama.cpp maps Q2_K/Q3_K to Q4_0
+# (older trees used IQ4_NL, which has the same 18-byte/32 block).
+_FALLBACK: dict[str, str] = {
+    "q2_K": "q4_0",  # case GGML_TYPE_Q2_K / Q3_K: return_type = GGML_TYPE_Q4_0
+    "q3_K": "q4_0",
+    "q4_K": "q5_0",  # case GGML_TYPE_Q4_K: return_type = GGML_TYPE_Q5_0
+    "q5_K": "q5_1",  # case GGML_TYPE_Q5_K: return_type = GGML_TYPE_Q5_1
+    "q6_K": "q8_0",  # case GGML_TYPE_Q6_K: return_type = GGML_TYPE_Q8_0
+}
+
+
+def gguf_tensor_bytes(ggml_type: str, elements: int, row: int) -> int:
+    """Bytes of one tensor of `elements` values stored as rows of `row` values."""
+    block = GGUF_BLOCKS[ggml_type]
+    rows = elements // row if row else 1
+    per_row = -(-(row or elements) // block.elements_per_block) * block.bytes_per_block
+    return rows * per_row
+
+
+# --------------------------------------------------------------------------------------------
+# llama.cpp's per-tensor type choice
+# --------------------------------------------------------------------------------------------
+
+
+def _normalize_ftype(ftype: str) -> str:
+    key = get_quant(ftype).name
+    if key not in GGUF_FTYPES:
+        raise ValueError(f"{ftype!r} is not a GGUF file type; choose from {', '.join(GGUF_FTYPES)}")
+    return key
+
+
+def _category(role: str) -> str:
+    """tensor_get_category(): substring matches on the GGUF tensor name, in llama.cpp's order."""
+    if role == "output":
+        return "output"  # name == "output.weight"
+    if role == "token_embd":
+        return "token_embd"  # name == "token_embd.weight"
+    if role == "attn_kv_b":
+        return "attn_v"  # ATTENTION_KV_B: category_is_attn_v() treats it like attn_v
+    if role == "attn_v":
+        return "attn_v"  # find("attn_v.weight")
+    if role == "attn_k":
+        return "attn_k"  # find("attn_k.weight")
+    if role == "attn_q":
+        return "attn_q"  # find("attn_q.weight")
+    if role == "attn_output":
+        return "attn_output"  # find("attn_output.weight")
+    if role.startswith("ffn_up"):
+        return "ffn_up"  # find("ffn_up"): also ffn_up_exps, ffn_up_shexp
+    if role.startswith("ffn_gate"):
+        return "ffn_gate"  # find("ffn_gate"): also ffn_gate_exps, ffn_gate_shexp
+    if role.startswith("ffn_down"):
+        return "ffn_down"  # find("ffn_down"): also ffn_down_exps, ffn_down_shexp
+    # attn_q_a, attn_q_b, attn_kv_a_mqa, attn_k_b, attn_v_b ("attn_v_b.weight" does not
+    # contain "attn_v.weight"): OTHER, they keep the file type's default.
+    return "other"
+
+
+def _use_more_bits(i_layer: int, n_layers: int) -> bool:
+    # use_more_bits lambda: i_layer < n_layers/8 || i_layer >= 7*n_layers/8
+    #                       || (i_layer - n_layers/8)%3 == 2   (C integer division)
+    return (
+        i_layer < n_layers // 8
+        or i_layer >= 7 * n_layers // 8
+        or (i_layer - n_layers // 8) % 3 == 2
+    )
+
+
+def _is_llm_type_70b(spec: ModelSpec) -> bool:
+    """qs.model.type == LLM_TYPE_70B: llama.cpp's size class from the layer count.
+
+    llama arch (Llama 2/3 70B, Mistral-family dense): 80 layers with GQA
+    (`case 80: type = n_head() == n_head_kv() ? LLM_TYPE_65B : LLM_TYPE_70B`);
+    qwen2 arch (Qwen2/2.5-72B): `case 80: type = LLM_TYPE_70B`.
+    """
+    if spec.layers != 80 or spec.is_moe:
+        return False
+    family = spec.family.lower()
+    if family.startswith(("llama", "mistral", "codellama")):
+        return spec.heads != spec.kv_heads
+    return family.startswith(("qwen2", "qwq")) or family == "qwen"
+
+
+def _n_gqa(spec: ModelSpec) -> int:
+    # hparams.n_gqa() = n_head / n_head_kv (integer division)
+    return max(1, spec.heads // spec.kv_heads)
+
+
+def gguf_tensor_type(
+    spec: ModelSpec, tensor: Tensor, ftype: str, *, imatrix: bool = False
+) -> str:
+    """The ggml type llama-quantize gives `tensor` in a `ftype` file (e.g. "Q4_K_M" -> "q6_K").
+
+    Mirrors llama_tensor_get_type() / llama_tensor_get_type_impl() / tensor_type_fallback() in
+    src/llama-quant.cpp (ggml-org/llama.cpp master, read 2026-11-30), for the file types in
+    GGUF_FTYPES and the llama, qwen, gemma, mixtral/MoE and deepseek (MLA) architectures.
+    `imatrix` only matters for Q4_0 (first ffn_down layers become q4_1). Falcon-only branches,
+    fused attn_qkv tensors and the IQ*/TQ*/MXFP4 file types are not modelled.
+    """
+    ft = _normalize_ftype(ftype)
+    role = tensor.role
+
+    # tensor_allows_quantization(): "quantize only 2D and 3D tensors" (ggml_n_dims < 2 -> no).
+    # Norms, biases and scalars are 1-D and were written as F32 by convert_hf_to_gguf.py
+    # ("n_dims <= 1 or new_name.endswith('_norm.weight') -> F32").
+    if tensor.d_in == 0 or role.endswith("_norm") or role.endswith("_bias"):
+        return "f32"
+    # "do not quantize expert gating tensors": ffn_gate_inp.weight; convert writes it as F32
+    # (FFN_GATE_INP is in its always-F32 list).
+    if role == "ffn_gate_inp":
+        return "f32"
+    # A [d_in, 1] matrix (Qwen2-MoE shared-expert gate) has ggml_n_dims == 1: not quantized,
+    # left in the 16-bit type convert wrote.
+    if tensor.d_out <= 1:
+        return "f16"
+
+    new_type = GGUF_FTYPES[ft]
+    category = _category(role)
+    ncols = tensor.d_in  # ne[0]: the row length, i.e. the input width
+    layer = tensor.layer if tensor.layer is not None else 0
+    n_layer = spec.layers
+    n_expert = spec.experts
+    tied = spec.tied_embeddings
+
+    # "for arches that share the same tensor between the token embeddings and the output, we
+    # quantize the token embeddings with the quantization of the output tensor"
+    if category == "output" or (tied and category == "token_embd"):
+        # `nx % qk_k != 0` with qk_k = ggml_blck_size(new_type) -> Q8_0
+        if ncols % GGUF_BLOCKS[new_type].elements_per_block != 0:
+            new_type = "q8_0"
+        # `else if (new_type != GGML_TYPE_Q8_0) new_type = GGML_TYPE_Q6_K;`
+        elif new_type != "q8_0":
+            new_type = "q6_K"
+    elif category == "token_embd":
+        pass  # only the IQ*/TQ* file types change token_embd; ours keep the default
+    elif category == "attn_v":
+        # qs.i_attention_wv counts attn_v-like tensors in file order (= layer index) and
+        # qs.n_attention_wv their total (= number of attention layers).
+        i_wv, n_wv = layer, n_layer
+        if ft == "q2_k":
+            # `new_type = n_gqa() >= 4 ? GGML_TYPE_Q4_K : GGML_TYPE_Q3_K;`
+            new_type = "q4_K" if _n_gqa(spec) >= 4 else "q3_K"
+        elif ft == "q3_k_m":
+            # `new_type = qs.i_attention_wv < 2 ? GGML_TYPE_Q5_K : GGML_TYPE_Q4_K;`
+            new_type = "q5_K" if i_wv < 2 else "q4_K"
+        elif ft in ("q4_k_m", "q5_k_m") and _use_more_bits(i_wv, n_wv):
+            # `(Q4_K_M || Q5_K_M) && use_more_bits(i_attention_wv, n_attention_wv) -> Q6_K`
+            new_type = "q6_K"
+        if _is_llm_type_70b(spec) and new_type in ("q3_K", "q4_K"):
+            # `if (qs.model.type == LLM_TYPE_70B) { if (Q3_K || Q4_K) new_type = Q5_K; }`
+            new_type = "q5_K"
+        if n_expert == 8:
+            # `if (n_expert == 8) new_type = GGML_TYPE_Q8_0;` ("trades just ~128MB")
+            new_type = "q8_0"
+    elif category == "attn_k":
+        if n_expert == 8:
+            new_type = "q8_0"  # ATTENTION_K: `if (n_expert == 8) new_type = GGML_TYPE_Q8_0;`
+    elif category == "ffn_down":
+        # layer_info(): for n_expert > 1 the layer is parsed from "blk.%d."; otherwise it is the
+        # running ffn_down counter, which equals the layer index. n_layer = hparams.n_layer.
+        i_layer = layer
+        if ft == "q2_k":
+            new_type = "q3_K"  # `if (ftype == Q2_K) new_type = GGML_TYPE_Q3_K;`
+        elif ft == "q3_k_m":
+            # `i_layer < n_layer/16 ? Q5_K : arch != FALCON || use_more_bits ? Q4_K : Q3_K`
+            new_type = "q5_K" if i_layer < n_layer // 16 else "q4_K"
+        elif ft == "q4_k_m":
+            # non-Falcon: `if (use_more_bits(i_layer, n_layer)) new_type = GGML_TYPE_Q6_K;`
+            if _use_more_bits(i_layer, n_layer):
+                new_type = "q6_K"
+        elif ft == "q5_k_m":
+            # `ftype == Q5_K_M && use_more_bits(i_layer, n_layer) -> Q6_K`
+            if _use_more_bits(i_layer, n_layer):
+                new_type = "q6_K"
+        elif ft == "q4_0" and imatrix and i_layer < n_layer // 8:
+            # `(Q4_0 || Q5_0) && qs.has_imatrix && i_layer < n_layer/8 -> Q4_1 / Q5_1`
+            new_type = "q4_1"
+    elif category == "attn_output":
+        if n_expert == 8:
+            # `if (n_expert == 8) { if (Q2_K || Q3_K_M || Q4_K_M || ...) new_type = Q5_K; }`
+            if ft in ("q2_k", "q3_k_m", "q4_k_m"):
+                new_type = "q5_K"
+        elif ft == "q2_k":
+            new_type = "q3_K"  # `if (ftype == Q2_K) new_type = GGML_TYPE_Q3_K;`
+        elif ft == "q3_k_m":
+            new_type = "q4_K"  # `else if (ftype == Q3_K_M) new_type = GGML_TYPE_Q4_K;`
+    # attn_q, ffn_gate, ffn_up and OTHER keep the default for these file types.
+
+    # tensor_type_fallback(): `if (ncols % qk_k != 0)` pick a 32-element type, and F16 when
+    # even that does not divide the row ("must use F16 due to unusual shape").
+    if ncols % GGUF_BLOCKS[new_type].elements_per_block != 0:
+        new_type = _FALLBACK.get(new_type, "f16")
+        if ncols % GGUF_BLOCKS[new_type].elements_per_block != 0:
+            new_type = "f16"
+    return new_type
+
+
+def gguf_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
+    """The tensors as convert_hf_to_gguf.py writes them.
+
+    Differences from the checkpoint inventory: the MLA kv_b projection is split into attn_k_b
+    (ne = [qk_nope_head_dim, kv_lora_rank, n_head], k transposed) and attn_v_b
+    (ne = [kv_lora_rank, v_head_dim, n_head]), as DeepseekV2Model.modify_tensors does for the
+    absorbed-MLA kernels; and extra_params (vision tower -> separate mmproj file, MTP layers ->
+    skipped by the converter) are not in the file.
+    """
+    return _gguf_tensors(spec)
+
+
+@lru_cache(maxsize=256)
+def _gguf_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
+    out: list[Tensor] = []
+    for t in tensors(spec):
+        if t.role == "attn_kv_b":
+            nope, rank, v_dim = spec.qk_nope_head_dim, spec.kv_lora_rank, spec.v_head_dim
+            out.append(Tensor("attn_k_b", t.layer, spec.heads * nope * rank, nope, rank))
+            out.append(Tensor("attn_v_b", t.layer, spec.heads * rank * v_dim, rank, v_dim))
+        else:
+            out.append(t)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------
+# GGUF file overhead (metadata). Tensor data is exact; metadata is an estimate.
+# --------------------------------------------------------------------------------------------
+
+GGUF_ALIGNMENT = 32  # GGUF_DEFAULT_ALIGNMENT (ggml/include/gguf.h): tensor data offsets align
+# Serialized size of tokenizer.ggml.tokens per token: gguf-parser reports "TOKENS SIZE 2 MiB"
+# for the 128,256-token Llama 3 vocabulary (gpustack/gguf-parser-go README, Llama-3.1-405B
+# example; TokensSize = the array's size in the file, file_tokenizer.go) -> 16.35 bytes/token.
+GGUF_TOKEN_STRING_BYTES = 2 * 1024 * 1024 / 128256
+# tokenizer.ggml.token_type is an int32 array (GGUF spec, ggml/docs/gguf.md).
+GGUF_TOKEN_TYPE_BYTES = 4
+
+
+def _gguf_name_len(t: Tensor) -> int:
+    # "blk.N.<role>.weight" / "<role>.weight" (LLM_TENSOR_NAMES); bias roles end ".bias".
+    base = t.role.removesuffix("_bias")
+    suffix = ".bias" if t.role.endswith("_bias") else ".weight"
+    prefix = f"blk.{t.layer}." if t.layer is not None else ""
+    return len(prefix) + len(base) + len(suffix)
+
+
+def gguf_metadata_bytes(spec: ModelSpec) -> int:
+    """Estimated non-tensor bytes of a GGUF file: header, tensor-info table, alignment padding
+    and the tokenizer's token strings and types. BPE merges, the chat template and the other
+    key/values (a few MB for BPE vocabularies) are not counted, so this is a lower bound."""
+    n = len(_gguf_tensors(spec))
+    header = 4 + 4 + 8 + 8  # magic, version, tensor_count, metadata_kv_count
+    info = 0
+    for t in _gguf_tensors(spec):
+        n_dims = 1 if t.d_in == 0 else (3 if t.elements > t.d_in * t.d_out else 2)
+        # gguf_tensor_info: name (u64 length + bytes), u32 n_dims, u64 dims[n], u32 type,
+        # u64 offset
+        info += 8 + _gguf_name_len(t) + 4 + 8 * n_dims + 4 + 8
+    padding = n * GGUF_ALIGNMENT // 2  # average padding before each tensor's data
+    vocab = round(spec.vocab * (GGUF_TOKEN_STRING_BYTES + GGUF_TOKEN_TYPE_BYTES))
+    return header + info + padding + vocab
+
+
+def gguf_file_bytes(spec: ModelSpec, quant: str | QuantScheme, *, imatrix: bool = False) -> int:
+    """Estimated size of the .gguf file: exact tensor data plus gguf_metadata_bytes()."""
+    scheme = get_quant(quant)
+    if scheme.family != "gguf":
+        raise ValueError(f"{scheme.name} is not a GGUF file type")
+    return weight_bytes(spec, scheme, imatrix=imatrix).total_bytes + gguf_metadata_bytes(spec)
+
+
+# --------------------------------------------------------------------------------------------
+# Other layouts
+# --------------------------------------------------------------------------------------------
+
+NF4_BLOCKSIZE = 64  # quantize_4bit(..., blocksize=64) (bitsandbytes/functional.py)
+NF4_DQ_BLOCKSIZE = 256  # compress_statistics: quantize_blockwise(absmax, blocksize=256)
+# 4-bit code + one uint8 absmax per 64 + one fp32 absmax-of-absmax per 256 blocks
+# (QLoRA, arXiv:2305.14314 sec. 3: 8/64 + 32/(64*256) = 0.127 bits per parameter).
+NF4_BITS = 4 + 8 / NF4_BLOCKSIZE + 32 / (NF4_BLOCKSIZE * NF4_DQ_BLOCKSIZE)
+GPTQ_GROUP = 128
+
+
+def _mats(t: Tensor) -> int:
+    """How many d_in x d_out matrices the tensor holds (experts for *_exps, else 1)."""
+    return max(1, t.elements // (t.d_in * t.d_out))
+
+
+def _nf4_bytes(t: Tensor) -> tuple[int, int]:
+    """(packed 4-bit data, quantization state) for one Linear4bit per matrix."""
+    n = t.d_in * t.d_out
+    blocks = -(-n // NF4_BLOCKSIZE)
+    data = -(-n // 2)  # two 4-bit codes per uint8
+    # qabsmax uint8 per block + state2.absmax fp32 per 256 blocks + fp32 offset
+    state = blocks + 4 * -(-blocks // NF4_DQ_BLOCKSIZE) + 4
+    return data * _mats(t), state * _mats(t)
+
+
+def _gptq_bytes(t: Tensor, g_idx: bool) -> dict[str, int]:
+    mats, d_in, d_out = _mats(t), t.d_in, t.d_out
+    groups = -(-d_in // GPTQ_GROUP)
+    out = {
+        "int4": mats * -(-d_in * d_out // 2),  # qweight: 8 x 4-bit per int32
+        "fp16 scales": mats * 2 * groups * d_out,  # scales [groups, d_out] fp16
+        "int4 zeros": mats * -(-groups * d_out // 2),  # qzeros [groups, d_out/8] int32
+    }
+    if g_idx:
+        out["int32 g_idx"] = mats * 4 * d_in  # g_idx [d_in] int32 (GPTQ only)
+    return out
+
+
+# Linear layers the non-GGUF quantizers leave in 16 bit: the LM head (transformers'
+# get_keys_to_not_convert / llm-compressor ignore=["lm_head"]), the MoE router and the shared
+# expert's scalar gate (AutoAWQ modules_to_not_convert=["gate"], llm-compressor MoE recipes
+# ignore "re:.*mlp.gate$"). token_embd is an nn.Embedding, never quantized.
+_KEEP_16BIT_LINEAR = frozenset({"output", "ffn_gate_inp", "ffn_gate_shexp_gate"})
+
+
+def _is_quantized_linear(t: Tensor) -> bool:
+    return t.role in LINEAR_ROLES and t.role not in _KEEP_16BIT_LINEAR and t.d_out > 1
+
+
+# --------------------------------------------------------------------------------------------
+# Public result
+# --------------------------------------------------------------------------------------------
+
+
+class WeightSize(BaseModel):
+    """Weight memory of one model under one quantization scheme."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    quant: str
+    total_bytes: int = Field(ge=0, description="all weight tensors, bytes (no file metadata)")
+    params: int = Field(ge=0, description="parameters these bytes hold")
+    bits_per_weight: float = Field(description="8 * total_bytes / params")
+    by_type: dict[str, int] = Field(description="storage type -> bytes")
+    by_role: dict[str, int] = Field(description="tensor role -> bytes")
+    kept_16bit: list[str] = Field(
+        description="roles left unquantized (16-bit; F32 for GGUF norms and routers)"
+    )
+    note: str
+
+
+def weight_bytes(
+    spec: ModelSpec, quant: str | QuantScheme, *, imatrix: bool = False
+) -> WeightSize:
+    """Bytes of the model's weights stored as `quant` (see QUANTS). Cached per (spec, quant)."""
+    return _weight_bytes(spec, get_quant(quant).name, imatrix)
+
+
+@lru_cache(maxsize=1024)
+def _weight_bytes(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
+    scheme = QUANTS[name]
+    if scheme.family == "gguf":
+        return _gguf_size(spec, name, imatrix)
+    by_type: dict[str, int] = {}
+    by_role: dict[str, int] = {}
+    kept: set[str] = set()
+
+    def add(kind: str, role: str, nbytes: int) -> None:
+        by_type[kind] = by_type.get(kind, 0) + nbytes
+        by_role[role] = by_role.get(role, 0) + nbytes
+
+    fam = scheme.family
+    half = "fp16" if fam == "gptq_awq" else "bf16"
+    for t in tensors(spec):
+        if fam == "float":
+            add(name, t.role, t.elements * (4 if name == "fp32" else 2))
+        elif not _is_quantized_linear(t):
+            add(half, t.role, 2 * t.elements)
+            kept.add(t.role)
+        elif name == "nf4":
+            data, state = _nf4_bytes(t)
+            add("nf4", t.role, data)
+            add("nf4 absmax (double-quantized)", t.role, state)
+        elif name == "int8":
+            add("int8", t.role, t.elements)
+            add("fp32 row scales", t.role, 4 * t.elements // t.d_in)  # SCB: one per out row
+        elif fam == "gptq_awq":
+            for kind, nbytes in _gptq_bytes(t, g_idx=name != "awq").items():
+                add(kind, t.role, nbytes)
+        else:  # fp8
+            add("fp8_e4m3", t.role, t.elements)
+            add("fp32 channel scales", t.role, 4 * t.elements // t.d_in)
+    if spec.extra_params:
+        # Vision tower / MTP module: counted at 16 bit (fp32 for fp32) whatever the scheme.
+        add(name if fam == "float" else half, "extra",
+            spec.extra_params * (4 if name == "fp32" else 2))
+        if fam != "float":
+            kept.add("extra")
+    total = sum(by_type.values())
+    params = spec.params
+    bits = 8 * total / params
+    return WeightSize(
+        quant=name,
+        total_bytes=total,
+        params=params,
+        bits_per_weight=bits,
+        by_type=by_type,
+        by_role=by_role,
+        kept_16bit=sorted(kept),
+        note=_note(spec, name, bits),
+    )
+
+
+def _note(spec: ModelSpec, name: str, bits: float) -> str:
+    extra = " and the vision tower/MTP weights" if spec.extra_params else ""
+    if name in ("bf16", "fp16"):
+        return f"Every tensor in {name} (2 bytes per parameter), as the checkpoint stores it."
+    if name == "fp32":
+        return "Every tensor in fp32 (4 bytes per parameter)."
+    if name == "nf4":
+        return (
+            f"NF4 with double quantization ({NF4_BITS:.3f} bits) on linear layers; embeddings, "
+            f"lm_head, norms, router{extra} in bf16, as bitsandbytes' Linear4bit leaves them "
+            f"({bits:.2f} bits per weight overall)."
+        )
+    if name == "int8":
+        return (
+            f"LLM.int8(): int8 linear weights plus one fp32 scale per output row; embeddings, "
+            f"lm_head, norms, router{extra} in bf16 ({bits:.2f} bits per weight overall)."
+        )
+    if name in ("gptq", "awq", "int4"):
+        label = {"gptq": "GPTQ", "awq": "AWQ", "int4": "4-bit GPTQ/AWQ-style"}[name]
+        gidx = ", int32 g_idx per input row" if name != "awq" else ""
+        return (
+            f"{label} group-128: 4-bit weights, an fp16 scale and a 4-bit zero point per group "
+            f"and output column{gidx}; embeddings, lm_head, norms, router{extra} in fp16 "
+            f"({bits:.2f} bits per weight overall)."
+        )
+    return (
+        f"FP8 E4M3 linear layers with per-channel fp32 scales (llm-compressor FP8_DYNAMIC as "
+        f"vLLM loads it); embeddings, lm_head, norms, router{extra} in bf16 "
+        f"({bits:.2f} bits per weight overall)."
+    )
+
+
+def _gguf_size(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
+    by_type: dict[str, int] = {}
+    by_role: dict[str, int] = {}
+    kept: set[str] = set()
+    params = 0
+    for t in _gguf_tensors(spec):
+        kind = gguf_tensor_type(spec, t, name, imatrix=imatrix)
+        nbytes = gguf_tensor_bytes(kind, t.elements, t.d_in)
+        by_type[kind] = by_type.get(kind, 0) + nbytes
+        by_role[t.role] = by_role.get(t.role, 0) + nbytes
+        params += t.elements
+        if kind in UNQUANTIZED_GGUF_TYPES:
+            kept.add(t.role)
+    total = sum(by_type.values())
+    bits = 8 * total / params
+    mix = ", ".join(
+        f"{k} {100 * v / total:.0f}%"
+        for k, v in sorted(by_type.items(), key=lambda kv: -kv[1])
+        if 100 * v / total >= 1
+    )
+    skipped = (
+        f"; the {spec.extra_params:,} vision/MTP parameters are not in the file"
+        if spec.extra_params
+        else ""
+    )
+    how = "with an imatrix" if imatrix else "without an imatrix"
+    note = (
+        f"GGUF {name.upper()} as llama-quantize mixes it {how} ({mix}): {bits:.2f} bits per "
+        f"weight over the file's tensors, norms and router in F32; tensor data only, the file "
+        f"adds about {gguf_metadata_bytes(spec) / 1e6:.0f} MB of metadata{skipped}."
+    )
+    return WeightSize(
+        quant=name,
+        total_bytes=total,
+        params=params,
+        bits_per_weight=bits,
+        by_type=by_type,
+        by_role=by_role,
+        kept_16bit=sorted(kept),
+        note=note,
+    )

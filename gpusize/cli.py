@@ -1,0 +1,83 @@
+"""`gpusize MODEL METHOD [key=value ...] [--json]`: the engine in a terminal.
+
+Arguments are read by hand rather than by argparse so that `-5B` reaches the grammar's own
+error message instead of being taken for an option. Exit codes: 0 answered, 2 bad input.
+Slack and Redis stay off this path (the CLI must start in well under 0.3 s).
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json]
+
+  MODEL    a size (13B, 0.5B, 8x7B), a catalog name (llama-3.1-8b, qwen2.5-72b)
+           or a Hugging Face repo id (meta-llama/Llama-3.1-8B)
+  METHOD   full-finetune (full, fft, sft) | lora | qlora | inference (serve) | pretrain
+  keys     gpu= gpus= seq= batch= precision= optimizer= checkpointing= zero= offload= tp=
+           rank= targets= quant= context= users= kv= tokens= headroom=
+           budget= currency= region= hours=
+
+examples:
+  gpusize 13B full-finetune
+  gpusize llama-3.1-8b qlora gpu=4090
+  gpusize qwen2.5-72b inference quant=awq context=8k users=20
+  gpusize 70B full-finetune gpu=h800 gpus=8 zero=3 --json
+
+--json prints the answer as a JSON document (schema in README.md)."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpusize")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if args else 2
+    if args[0] == "--version":
+        print(f"gpusize {_version()}")
+        return 0
+    as_json = "--json" in args
+    words = [a for a in args if a != "--json"]
+    unknown = [a for a in words if a.startswith("--")]
+    if unknown:
+        print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --help, --version",
+              file=sys.stderr)
+        return 2
+    return answer(" ".join(words), as_json=as_json)
+
+
+def answer(text: str, *, as_json: bool) -> int:
+    from engine import ParseError, UnknownModel
+    from engine import answer as engine_answer
+
+    try:
+        result = engine_answer(text, hub=hub_lookup)
+    except (ParseError, UnknownModel) as err:
+        print(f"gpusize: {err}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(result.model_dump_json(indent=2))
+    else:
+        from gpusize.render import render
+
+        print(render(result))
+    return 0
+
+
+def hub_lookup(repo_id: str):
+    """Imports huggingface_hub only when a repo id outside the catalog is asked for."""
+    from engine.hub import lookup
+
+    return lookup(repo_id)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

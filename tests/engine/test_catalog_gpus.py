@@ -1,0 +1,224 @@
+"""The bundled GPU catalog (engine/data/gpus.toml): rows load, names resolve, numbers are sane."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from datetime import date
+
+import pytest
+
+from engine.catalog import GpuSpec, find_gpu, gpus, normalize
+
+EXPECTED_NAMES = {
+    "rtx-4090",
+    "rtx-3090",
+    "rtx-a4000",
+    "rtx-a5000",
+    "rtx-a6000",
+    "rtx-6000-ada",
+    "l40s",
+    "l20",
+    "a100-40gb",
+    "a100-80gb",
+    "a800",
+    "h100-pcie",
+    "h100-sxm",
+    "h800",
+    "h20",
+    "h200",
+    "b200",
+    "mi300x",
+}
+
+CHINA_MARKET = {"a800", "h800", "h20", "l20"}
+
+
+def all_rows() -> list[GpuSpec]:
+    return list(gpus().values())
+
+
+def test_all_rows_load() -> None:
+    assert set(gpus()) == EXPECTED_NAMES
+    assert len(gpus()) == 18
+    for name, spec in gpus().items():
+        assert spec.name == name
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("4090", "rtx-4090"),
+        ("rtx4090", "rtx-4090"),
+        ("RTX 4090", "rtx-4090"),
+        ("geforce-rtx-4090", "rtx-4090"),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+        ("3090", "rtx-3090"),
+        ("A4000", "rtx-a4000"),
+        ("rtx a5000", "rtx-a5000"),
+        ("A6000", "rtx-a6000"),
+        ("6000ada", "rtx-6000-ada"),
+        ("RTX 6000 Ada Generation", "rtx-6000-ada"),
+        ("L40S", "l40s"),
+        ("l20", "l20"),
+        ("A100", "a100-80gb"),
+        ("a100-80gb", "a100-80gb"),
+        ("A100-SXM4-80GB", "a100-80gb"),
+        ("a100-40g", "a100-40gb"),
+        ("a100-40", "a100-40gb"),
+        ("a100-40gb", "a100-40gb"),
+        ("a800", "a800"),
+        ("H100", "h100-sxm"),
+        ("h100-sxm", "h100-sxm"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("h100-pcie", "h100-pcie"),
+        ("H100 PCIe", "h100-pcie"),
+        ("h800", "h800"),
+        ("H20", "h20"),
+        ("h200", "h200"),
+        ("B200", "b200"),
+        ("mi300x", "mi300x"),
+        ("AMD Instinct MI300X", "mi300x"),
+    ],
+)
+def test_lookup_resolves(text: str, expected: str) -> None:
+    spec = find_gpu(text)
+    assert spec is not None, text
+    assert spec.name == expected
+
+
+@pytest.mark.parametrize("spec", all_rows(), ids=lambda s: s.name)
+def test_every_listed_alias_resolves_to_its_row(spec: GpuSpec) -> None:
+    for key in (spec.name, spec.display, *spec.aliases):
+        found = find_gpu(key)
+        assert found is not None, key
+        assert found.name == spec.name, f"{key!r} resolves to {found.name}, not {spec.name}"
+
+
+def test_no_key_is_shared_by_two_rows() -> None:
+    owners: dict[str, set[str]] = defaultdict(set)
+    for spec in all_rows():
+        for key in (spec.name, spec.display, *spec.aliases):
+            owners[normalize(key)].add(spec.name)
+    shared = {key: rows for key, rows in owners.items() if len(rows) > 1}
+    assert not shared, f"keys shared by more than one row: {shared}"
+
+
+def test_unknown_card_is_not_found() -> None:
+    assert find_gpu("rtx-9999") is None
+    # Ambiguous with the Turing Quadro RTX 6000, so deliberately not an alias.
+    assert find_gpu("rtx6000") is None
+
+
+@pytest.mark.parametrize("spec", all_rows(), ids=lambda s: s.name)
+def test_dense_throughput_is_ordered(spec: GpuSpec) -> None:
+    assert spec.fp16_tflops == pytest.approx(spec.bf16_tflops)
+    if spec.fp8_tflops is not None:
+        assert spec.bf16_tflops <= spec.fp8_tflops
+        # FP8 tensor rate is twice BF16 on every card listed here (dense to dense).
+        assert spec.fp8_tflops == pytest.approx(2 * spec.bf16_tflops, rel=0.03)
+    if spec.int8_tops is not None:
+        assert spec.bf16_tflops <= spec.int8_tops
+
+
+def test_fp8_only_where_the_card_has_fp8_tensor_cores() -> None:
+    no_fp8 = {s.name for s in all_rows() if s.fp8_tflops is None}
+    ampere = {"rtx-3090", "rtx-a4000", "rtx-a5000", "rtx-a6000", "a100-40gb", "a100-80gb", "a800"}
+    assert no_fp8 == ampere
+    for name in no_fp8:
+        assert gpus()[name].architecture == "ampere"
+
+
+@pytest.mark.parametrize("spec", all_rows(), ids=lambda s: s.name)
+def test_reported_memory_matches_marketed_capacity(spec: GpuSpec) -> None:
+    as_gb = spec.memory_bytes / (spec.memory_gb * 10**9)
+    as_gib = spec.memory_bytes / (spec.memory_gb * 2**30)
+    assert min(abs(as_gb - 1), abs(as_gib - 1)) < 0.03, (as_gb, as_gib)
+    # The driver never reports more than the marketed capacity in GiB.
+    assert as_gib <= 1.0
+    # nvidia-smi totals are whole MiB.
+    if spec.vendor == "nvidia":
+        assert spec.memory_bytes % 2**20 == 0
+
+
+@pytest.mark.parametrize("spec", all_rows(), ids=lambda s: s.name)
+def test_every_row_is_sourced_and_dated(spec: GpuSpec) -> None:
+    urls = [u.strip() for u in spec.source.split(" ; ")]
+    assert urls
+    for url in urls:
+        assert re.match(r"https://\S+", url), url
+    assert spec.retrieved == "2026-11-30"
+    date.fromisoformat(spec.retrieved)
+    assert spec.notes.strip()
+    assert spec.display.strip()
+
+
+@pytest.mark.parametrize("spec", all_rows(), ids=lambda s: s.name)
+def test_form_factor_market_and_links_agree(spec: GpuSpec) -> None:
+    assert spec.market == ("china" if spec.name in CHINA_MARKET else "global")
+    if spec.market == "china":
+        assert "export" in spec.notes.lower()
+    if spec.form_factor == "pcie":
+        assert spec.nvlink_gbps == 0
+        assert not spec.has_nvlink
+    else:
+        assert spec.nvlink_gbps > 0
+    assert spec.pcie_gen in (4, 5)
+    assert (spec.vendor == "amd") == (spec.name == "mi300x")
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value"),
+    [
+        ("h100-sxm", "bandwidth_gbps", 3350),
+        ("h100-sxm", "bf16_tflops", 989.4),
+        ("h100-sxm", "fp8_tflops", 1978.9),
+        ("h100-sxm", "nvlink_gbps", 900),
+        ("h100-sxm", "tdp_w", 700),
+        ("h100-sxm", "memory_bytes", 81559 * 2**20),
+        ("h100-pcie", "bandwidth_gbps", 2000),
+        ("h100-pcie", "bf16_tflops", 756.5),
+        ("h100-pcie", "nvlink_gbps", 0),
+        ("h800", "nvlink_gbps", 400),
+        ("h800", "bf16_tflops", 989.4),
+        ("rtx-4090", "bandwidth_gbps", 1008),
+        ("rtx-4090", "bf16_tflops", 165.2),
+        ("rtx-4090", "memory_bytes", 24564 * 2**20),
+        ("rtx-4090", "nvlink_gbps", 0),
+        ("rtx-3090", "bandwidth_gbps", 936),
+        ("rtx-3090", "bf16_tflops", 71),
+        ("rtx-a6000", "bf16_tflops", 154.8),
+        ("l40s", "bf16_tflops", 362.05),
+        ("l40s", "nvlink_gbps", 0),
+        ("l20", "bf16_tflops", 119.5),
+        ("l20", "nvlink_gbps", 0),
+        ("h20", "memory_gb", 96),
+        ("h20", "bandwidth_gbps", 4000),
+        ("h20", "bf16_tflops", 148),
+        ("h20", "fp8_tflops", 296),
+        ("h20", "nvlink_gbps", 900),
+        ("h200", "memory_gb", 141),
+        ("h200", "bandwidth_gbps", 4800),
+        ("a100-40gb", "bandwidth_gbps", 1555),
+        ("a100-80gb", "bandwidth_gbps", 2039),
+        ("a100-80gb", "bf16_tflops", 312),
+        ("a100-80gb", "nvlink_gbps", 600),
+        ("a800", "nvlink_gbps", 400),
+        ("b200", "bandwidth_gbps", 8000),
+        ("b200", "bf16_tflops", 2250),
+        ("b200", "nvlink_gbps", 1800),
+        ("mi300x", "memory_gb", 192),
+        ("mi300x", "bandwidth_gbps", 5300),
+        ("mi300x", "bf16_tflops", 1307.4),
+    ],
+)
+def test_known_values(name: str, field: str, value: float) -> None:
+    assert getattr(gpus()[name], field) == pytest.approx(value)
+
+
+def test_memory_ordering_within_families() -> None:
+    g = gpus()
+    assert g["a100-40gb"].memory_bytes < g["a100-80gb"].memory_bytes == g["a800"].memory_bytes
+    assert g["h100-sxm"].memory_bytes < g["h20"].memory_bytes < g["h200"].memory_bytes
+    assert g["h200"].memory_bytes < g["b200"].memory_bytes < g["mi300x"].memory_bytes
+    assert g["rtx-4090"].bandwidth_gbps > g["rtx-3090"].bandwidth_gbps

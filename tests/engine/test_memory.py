@@ -1,0 +1,168 @@
+"""Each memory component against values computed by hand (the arithmetic is in the comments)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import memory
+from engine.architecture import ModelSpec
+
+BASE = {"source": "https://example.test/config.json", "retrieved": "2026-11-30", "display": "t"}
+# Llama 3.1 8B's config.json fields
+LLAMA8B = ModelSpec(name="l8", layers=32, hidden=4096, intermediate=14336, heads=32, kv_heads=8,
+                    head_dim=128, vocab=128256, max_context=131072, **BASE)
+LLAMA70B = ModelSpec(name="l70", layers=80, hidden=8192, intermediate=28672, heads=64, kv_heads=8,
+                     head_dim=128, vocab=128256, max_context=131072, **BASE)
+MISTRAL = ModelSpec(name="m7", layers=32, hidden=4096, intermediate=14336, heads=32, kv_heads=8,
+                    head_dim=128, vocab=32000, max_context=32768, sliding_window=4096,
+                    sliding_layers=32, **BASE)
+DEEPSEEK_V3 = ModelSpec(
+    name="dsv3", layers=61, hidden=7168, intermediate=18432, heads=128, kv_heads=128, head_dim=128,
+    vocab=129280, max_context=163840, attention="mla", q_lora_rank=1536, kv_lora_rank=512,
+    qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, experts=256, active_experts=8,
+    shared_experts=1, moe_intermediate=2048, dense_layers=3, router_bias=True, **BASE)
+
+
+def test_recipe_bytes_per_param() -> None:
+    assert sum(memory.recipe_bytes("adamw", "bf16")) == 16  # 2 + 2 + (4 master + 4 m + 4 v)
+    assert sum(memory.recipe_bytes("adamw", "fp32")) == 16  # 4 + 4 + 8, no master
+    assert sum(memory.recipe_bytes("adamw-bf16", "bf16")) == 8
+    assert sum(memory.recipe_bytes("adamw-8bit", "bf16")) == pytest.approx(6.004)
+    assert sum(memory.recipe_bytes("sgd", "bf16")) == 12
+
+
+def test_13b_model_states_match_transformer_math() -> None:
+    # EleutherAI Transformer Math 101: 13B x 16 bytes = 208 GB
+    params = 13_000_000_000
+    w, g, o = memory.recipe_bytes("adamw", "bf16")
+    kw = {"tp": 1, "dp": 1, "zero": 0}
+    total = (memory.training_weights(params, w, offload_all=False, **kw)
+             + memory.gradients(params, g, offload_all=False, **kw)
+             + memory.optimizer_states(params, o, offloaded=False, **kw))
+    assert total == 208e9
+
+
+def test_zero_stages_shard_what_they_should() -> None:
+    p = 8_000_000_000
+    kw = {"tp": 1, "dp": 4}
+    # ZeRO-1: optimizer only
+    assert memory.optimizer_states(p, 12, zero=1, offloaded=False, **kw) == p * 12 / 4
+    assert memory.gradients(p, 2, zero=1, offload_all=False, **kw) == p * 2
+    # ZeRO-2: + gradients
+    assert memory.gradients(p, 2, zero=2, offload_all=False, **kw) == p * 2 / 4
+    assert memory.training_weights(p, 2, zero=2, offload_all=False, **kw) == p * 2
+    # ZeRO-3: + weights; TP always splits
+    assert memory.training_weights(p, 2, zero=3, offload_all=False, **kw) == p * 2 / 4
+    assert memory.training_weights(p, 2, zero=0, offload_all=False, tp=2, dp=1) == p
+    # offload moves states off the GPU
+    assert memory.optimizer_states(p, 12, zero=0, offloaded=True, **kw) == 0
+
+
+def test_zero3_gather_buffer_is_two_largest_blocks() -> None:
+    # largest of one block (218,112,000) and the embedding (128256 x 4096 = 525,336,576)
+    assert memory.zero3_gather_buffer(LLAMA8B, 2, tp=1, dp=4, zero=3, offload_all=False) == (
+        2 * 525_336_576 * 2)
+    assert memory.zero3_gather_buffer(LLAMA8B, 2, tp=1, dp=4, zero=2, offload_all=False) == 0
+
+
+def test_kv_cache_gqa_70b() -> None:
+    # 80 layers x 2 (k, v) x 8 kv heads x 128 x 2 bytes x 8192 tokens
+    assert memory.kv_cache(LLAMA70B, context=8192, users=1, kv_bytes=2, tp=1) == 2_684_354_560
+
+
+def test_kv_cache_multi_head_assumption_is_8x_too_high() -> None:
+    mha = LLAMA70B.model_copy(update={"kv_heads": 64})
+    gqa = memory.kv_cache(LLAMA70B, context=4096, users=4, kv_bytes=2, tp=1)
+    assert memory.kv_cache(mha, context=4096, users=4, kv_bytes=2, tp=1) == 8 * gqa
+
+
+def test_kv_cache_tp_splits_heads_with_at_least_one_per_rank() -> None:
+    one = memory.kv_cache(LLAMA70B, context=4096, users=1, kv_bytes=2, tp=1)
+    assert memory.kv_cache(LLAMA70B, context=4096, users=1, kv_bytes=2, tp=8) == one / 8
+    # 16 ranks, 8 kv heads: each rank still holds a whole head
+    assert memory.kv_cache(LLAMA70B, context=4096, users=1, kv_bytes=2, tp=16) == one / 8
+
+
+def test_kv_cache_mla_stores_the_latent_once() -> None:
+    # 61 layers x (512 + 64) x 2 bytes x 4096 tokens
+    assert memory.kv_cache(DEEPSEEK_V3, context=4096, users=1, kv_bytes=2, tp=1) == 287_834_112
+
+
+def test_kv_cache_sliding_window_caps_at_the_window() -> None:
+    # 32 layers x 2 x 8 x 128 x 2 bytes x min(32768, 4096)
+    assert memory.kv_cache(MISTRAL, context=32768, users=1, kv_bytes=2, tp=1) == 536_870_912
+
+
+def test_kv_cache_fp8_halves() -> None:
+    assert memory.kv_cache(LLAMA8B, context=1000, users=3, kv_bytes=1, tp=1) * 2 == (
+        memory.kv_cache(LLAMA8B, context=1000, users=3, kv_bytes=2, tp=1))
+
+
+def test_activations_without_checkpointing_llama8b() -> None:
+    # per token per block: 2 bytes x (4 x 4096 norm in/out) + 2 x (q 4096 + k,v 2 x 1024 +
+    # attention out 4096 + 4 x 14336 MLP) = 32,768 + 135,168 = 167,936; x 2048 tokens x 32 blocks
+    got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="none",
+                             method="full-finetune", targets="all", rank=16)
+    assert got == 167_936 * 2048 * 32 == 11_005_853_696
+
+
+def test_activations_full_checkpointing_keeps_block_inputs_plus_one_block() -> None:
+    # 2048 x 2 x 4096 x 32 block inputs + one block recomputed (167,936 x 2048)
+    got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="full",
+                             method="full-finetune", targets="all", rank=16)
+    assert got == 2048 * 2 * 4096 * 32 + 167_936 * 2048
+
+
+def test_selective_sits_between_none_and_full() -> None:
+    kw = {"seq": 4096, "batch": 2, "tp": 1, "method": "full-finetune", "targets": "all", "rank": 8}
+    none, sel, full = (memory.activations(LLAMA8B, checkpointing=c, **kw)
+                       for c in ("none", "selective", "full"))
+    assert full < sel < none
+
+
+def test_logits_term() -> None:
+    # 2048 x 128,256 x (2 bf16 + 4 fp32)
+    assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1) == 1_576_009_728
+
+
+def test_lora_params_llama8b_rank16_all_linear() -> None:
+    # per block: q 16x(4096+4096) + k,v 2 x 16x(4096+1024) + o 16x(4096+4096) = 425,984;
+    # gate, up, down 3 x 16x(4096+14336) = 884,736; x 32 blocks
+    assert memory.lora_params(LLAMA8B, 16, "all") == (425_984 + 884_736) * 32 == 41_943_040
+    assert memory.lora_params(LLAMA8B, 16, "attn") == 425_984 * 32
+
+
+def test_lora_on_attention_only_saves_fewer_activations() -> None:
+    kw = {"seq": 2048, "batch": 1, "tp": 1, "checkpointing": "none", "rank": 16}
+    attn = memory.activations(LLAMA8B, method="lora", targets="attn", **kw)
+    full = memory.activations(LLAMA8B, method="lora", targets="all", **kw)
+    assert attn < full
+
+
+def test_overhead_counts_nccl_only_with_several_gpus() -> None:
+    ctx, nccl, frag = memory.overhead(10 * memory.GIB, gpus=1)
+    assert (ctx, nccl, frag) == (0.5 * memory.GIB, 0, 0.5 * memory.GIB)
+    assert memory.overhead(10 * memory.GIB, gpus=2)[1] == 2 * memory.GIB
+
+
+@settings(max_examples=60, deadline=None)
+@given(seq=st.integers(1, 65536), batch=st.integers(1, 64),
+       ckpt=st.sampled_from(["none", "selective", "full"]),
+       method=st.sampled_from(["full-finetune", "lora", "qlora"]))
+def test_activations_grow_with_seq_and_batch(seq: int, batch: int, ckpt: str, method: str) -> None:
+    kw = {"tp": 1, "checkpointing": ckpt, "method": method, "targets": "all", "rank": 8}
+    base = memory.activations(LLAMA8B, seq=seq, batch=batch, **kw)
+    assert memory.activations(LLAMA8B, seq=seq + 1, batch=batch, **kw) > base
+    assert memory.activations(LLAMA8B, seq=seq, batch=batch + 1, **kw) > base
+    assert memory.activations(LLAMA8B, seq=seq, batch=batch, **{**kw, "tp": 2}) < base
+
+
+@settings(max_examples=60, deadline=None)
+@given(context=st.integers(1, 200_000), users=st.integers(1, 256))
+def test_kv_grows_with_context_and_users(context: int, users: int) -> None:
+    kw = {"kv_bytes": 2, "tp": 1}
+    base = memory.kv_cache(LLAMA70B, context=context, users=users, **kw)
+    assert memory.kv_cache(LLAMA70B, context=context + 1, users=users, **kw) > base
+    assert memory.kv_cache(LLAMA70B, context=context, users=users + 1, **kw) > base

@@ -1,0 +1,132 @@
+"""The command line end to end, as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.engine.test_hub import FakeHub
+
+EXE = shutil.which("gpusize", path=str(Path(sys.executable).parent))
+CMD = [EXE] if EXE else [sys.executable, "-m", "gpusize"]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
+
+
+def test_headline_question_answers() -> None:
+    out = run("13B", "full-finetune")
+    assert out.returncode == 0, out.stderr
+    assert "13B" in out.stdout and "Assumptions:" in out.stdout
+    assert "fits" in out.stdout and "ZeRO" in out.stdout
+    assert "template" in out.stdout  # a bare size says it borrowed a family's shapes
+
+
+def test_pinned_configuration_shows_bars_even_when_it_does_not_fit() -> None:
+    out = run("llama-3.1-8b", "full-finetune", "gpu=4090", "gpus=1")
+    assert out.returncode == 0
+    assert "DOES NOT FIT" in out.stdout
+    for component in ("weights", "gradients", "optimizer", "activations", "overhead", "headroom"):
+        assert component in out.stdout
+
+
+def test_json_document_is_stable() -> None:
+    out = run("llama-3.1-8b", "qlora", "gpu=4090", "gpus=1", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert set(doc) >= {"model", "plans", "assumptions", "warnings"}
+    assert set(doc["model"]) >= {"name", "params", "active_params", "source"}
+    plan = doc["plans"][0]
+    assert (plan["gpu"], plan["gpus"], plan["method"]) == ("rtx-4090", 1, "qlora")
+    assert set(plan) >= {"gpu", "gpus", "method", "strategy", "memory", "speed", "notes"}
+    mem = plan["memory"]
+    keys = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
+    assert set(mem) >= {*keys, "total", "capacity", "fits"}
+    assert mem["total"] == pytest.approx(sum(mem[k] for k in keys), abs=len(keys))
+    assert mem["fits"] is True
+    assert set(plan["speed"]) == {"decode_tokens_per_s", "prefill_tokens_per_s",
+                                  "train_tokens_per_s", "train_gpu_hours"}
+
+
+def test_unpinned_lists_smallest_count_per_card() -> None:
+    doc = json.loads(run("llama-3.1-70b", "inference", "--json").stdout)
+    counts = {p["gpu"]: p["gpus"] for p in doc["plans"]}
+    assert counts["h200"] == 1  # 141 GB holds 70B in bf16 weights... with the KV cache
+    assert counts["rtx-4090"] > counts["a100-80gb"] >= 2
+    assert all(p["memory"]["fits"] for p in doc["plans"])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["-5B", "lora"], "-5B"),
+        (["13Q", "full-finetune"], "Did you mean 13B?"),
+        (["7B", "lora", "rank=0"], "rank=0"),
+        (["7B", "lora", "seq=abc"], "seq=abc"),
+        (["7B", "full-finetune", "quant=q4_k_m"], "quant=q4_k_m"),
+        (["7B", "lroa"], "Did you mean lora?"),
+        (["7B", "lora", "gpu=rtx9999"], "gpu=rtx9999"),
+        (["7B", "lora", "x" * 10_000], "characters"),
+        (["7B"], "METHOD"),
+        (["7B", "lora", "--yaml"], "--yaml"),
+    ],
+)
+def test_bad_input_exit_2_one_line(args: list[str], needle: str) -> None:
+    out = run(*args)
+    assert out.returncode == 2
+    assert needle in out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
+    assert out.stdout == ""
+
+
+def test_no_arguments_prints_usage_with_exit_2() -> None:
+    out = run()
+    assert out.returncode == 2 and "usage: gpusize" in out.stdout
+
+
+def test_cli_path_imports_no_slack_redis_or_hub() -> None:
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                          "from gpusize.cli import main; main(['13B', 'lora'])"],
+                         capture_output=True, text=True, timeout=60)
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines()
+                if "|" in line}
+    assert not imported & {"slack_bolt", "slack_sdk", "redis", "huggingface_hub", "jinja2"}
+
+
+@pytest.fixture
+def hub_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_hub_repo_through_hf_endpoint(hub_server: str, tmp_path: Path) -> None:
+    env = {"HF_ENDPOINT": hub_server, "HF_HOME": str(tmp_path / "hf"),
+           "GPUSIZE_CACHE": str(tmp_path / "cache")}
+    out = run("test-org/tiny-qwen", "inference", "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["model"]["params"] == 494_032_768
+    assert any("Hugging Face Hub" in a for a in doc["assumptions"])
+
+
+def test_unreachable_hub_exits_2_naming_what_failed(tmp_path: Path) -> None:
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"),
+           "GPUSIZE_CACHE": str(tmp_path / "cache")}
+    out = run("someone/llama-3.1-8b-custom", "lora", env=env)
+    assert out.returncode == 2
+    assert "could not be fetched" in out.stderr and "llama-3.1-8b" in out.stderr
