@@ -233,7 +233,7 @@ def _block_scales(spec: ModelSpec) -> int:
     # DeepSeek-V3 ships FP8 with weight_block_size [128, 128]: every attention, MLP and expert
     # matrix has a float32 weight_scale_inv of ceil(out/128) x ceil(in/128); the router and the
     # embeddings stay BF16 (model.safetensors.index.json). The Hub's F32 bucket, 41,555,600, is
-    # these scales (stack and MTP layer) plus the 59 x 256 router correction biases.
+    # these stack scales, the MTP layer's (in extra_params) and the 59 x 256 router biases.
     if not spec.fp8_block:
         return 0
     b = spec.fp8_block

@@ -14,7 +14,7 @@ from engine import catalog, memory
 from engine.answer import Answer, Memory, ModelInfo, Plan, Settings
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
-from engine.quant import weight_bytes
+from engine.quant import get_quant, weight_bytes
 from engine.request import Request
 
 TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -149,14 +149,20 @@ def _shard_text(s: Strategy, stage: int) -> str:
 def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     shards = s.tp * s.pp
     size = weight_bytes(spec, req.weight_quant)
-    weights = size.total_bytes / shards
+    on_gpu = size.total_bytes
+    gguf = get_quant(req.weight_quant).family == "gguf"
+    if gguf:  # llama.cpp keeps the token embedding table in host memory (a lookup, no matmul)
+        on_gpu -= size.by_role.get("token_embd", 0)
+    weights = on_gpu / shards
     kv_bytes = 1 if req.kv == "fp8" else 2
     kv = memory.kv_cache(spec, context=req.context, users=req.users, kv_bytes=kv_bytes,
                          tp=s.tp, pp=s.pp)
     acts = memory.inference_activations(spec, context=req.context, users=req.users, tp=s.tp)
     detail = (
         ("weights", f"{size.total_bytes / 1e9:.2f} GB in {req.weight_quant} "
-         f"({size.bits_per_weight:.2f} bits/weight; {size.note}) / {shards} GPU(s)"),
+         f"({size.bits_per_weight:.2f} bits/weight; {size.note})"
+         + (", token embeddings on the host as llama.cpp does" if gguf else "")
+         + f" / {shards} GPU(s)"),
         ("kv_cache", f"{req.users} sequence(s) x {req.context} tokens, {req.kv} KV ("
          + ("MLA latent" if spec.attention == "mla" else f"{spec.kv_heads} KV heads x head_dim "
             f"{spec.head_dim}") + (f", {spec.sliding_layers} layers capped at the "

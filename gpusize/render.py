@@ -48,10 +48,10 @@ def breakdown(plan: Plan) -> list[str]:
 
 
 def table(plans: list[Plan]) -> list[str]:
-    lines = [f"  {'card':<22} {'GPUs':>4}  {'per GPU':>11}  {'of':>9}  {'fit':<4} sharding"]
+    lines = [f"  {'card':<24} {'GPUs':>4}  {'per GPU':>11}  {'of':>9}  {'fit':<4} sharding"]
     for p in plans:
         m = p.memory
-        lines.append(f"  {p.gpu_display:<22} {p.gpus:>4}  {gib(m.total + m.headroom):>11}  "
+        lines.append(f"  {p.gpu_display:<24} {p.gpus:>4}  {gib(m.total + m.headroom):>11}  "
                      f"{gib(m.capacity):>9}  {'yes' if m.fits else 'no':<4} {p.strategy}")
     return lines
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from engine import answer  # noqa: E402
 from engine.answer import Memory  # noqa: E402
 from engine.parse import parse  # noqa: E402
-from engine.quant import weight_bytes  # noqa: E402
+from engine.quant import get_quant, gguf_file_bytes, weight_bytes  # noqa: E402
 from engine.resolve import resolve_model  # noqa: E402
 
 REFERENCES = ROOT / "validation" / "references.toml"
@@ -59,8 +59,12 @@ def evaluate(ref: dict) -> Row:
         if ref["metric"] == "weights_size":
             req = parse(ref["query"])
             spec, _ = resolve_model(req.model)
-            estimate = float(weight_bytes(spec, req.weight_quant).total_bytes)
-            compared = "weight bytes"
+            if get_quant(req.weight_quant).family == "gguf":
+                estimate = float(gguf_file_bytes(spec, req.weight_quant))
+                compared = "GGUF file: tensors + metadata"
+            else:
+                estimate = float(weight_bytes(spec, req.weight_quant).total_bytes)
+                compared = "weight bytes"
         else:
             result = answer(ref["query"])
             estimate, compared = _memory_as_measured(result.plans[0].memory, ref.get("measured_by", ""))
