@@ -20,7 +20,8 @@ class Memory(_Doc):
     activations: int
     kv_cache: int
     overhead: int
-    total: int = Field(description="sum of the components above")
+    reused: int = Field(0, description="gradient and activation bytes never live at once")
+    total: int = Field(description="the six components above minus reused: the peak")
     headroom: int = Field(description="margin kept free: total x headroom fraction")
     capacity: int = Field(description="card memory as the driver reports it")
     fits: bool = Field(description="total + headroom <= capacity")

@@ -65,8 +65,9 @@ def gpus() -> dict[str, GpuSpec]:
 
 
 def normalize(text: str) -> str:
-    """Lower-case and drop separators so `RTX-4090`, `rtx 4090` and `rtx4090` meet."""
-    return re.sub(r"[\s_\-./:]+", "", text.lower())
+    """Lower-case and drop separators so `RTX-4090`, `rtx 4090` and `rtx4090` meet; dots stay
+    (qwen2-57b must not become qwen2.5-7b)."""
+    return re.sub(r"[\s_\-/:]+", "", text.lower())
 
 
 @cache

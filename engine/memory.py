@@ -78,6 +78,20 @@ def zero3_gather_buffer(spec: ModelSpec, weight_bytes_per_param: float, *, tp: i
     return 2 * largest * weight_bytes_per_param / tp
 
 
+def largest_tensor(spec: ModelSpec) -> int:
+    """Elements of the largest single stored tensor (usually the embedding table)."""
+    return max(t.elements for t in tensors(spec))
+
+
+def gradients_live_with_activations(grads: float, acts: float, *, interleaved: bool) -> float:
+    # When gradients are freed after each step (zero_grad(set_to_none=True), PyTorch's default
+    # since 2.0) and no bucket holds them (one GPU, or FSDP/ZeRO-3), backward creates each
+    # layer's gradients as it frees that layer's activations: the peak is
+    # max(activations, gradients), not their sum. DDP and ZeRO-1/2 keep persistent gradient
+    # buckets/partitions, so there the two add up.
+    return min(grads, acts) if interleaved else 0.0
+
+
 def gradients(trainable: int, grad_bytes: float, *, tp: int, dp: int, zero: int,
               offload_all: bool) -> float:
     # Gradients: trainable params x bytes; sharded from ZeRO-2 on; host with offload=all.
@@ -129,7 +143,7 @@ class LayerActivations:
 
 @cache
 def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
-                           targets: str, rank: int) -> LayerActivations:
+                           targets: str, rank: int, eager_norms: bool = False) -> LayerActivations:
     """Saved tensors of one transformer block per token, 16-bit, flash attention.
 
     Korthikanti et al. 2022 (Reducing Activation Recomputation, sec. 4.1) count the tensors
@@ -140,6 +154,9 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
       MLP: norm input h, norm output h, gate and up outputs, act(gate), act*up (down input)
     selective: recompute norms and elementwise ops, keep matmul outputs (PyTorch selective AC).
     LoRA freezes the base: a frozen linear's input is saved only if an adapter sits on it.
+    eager_norms: without torch.compile or a fused kernel, RMSNorm runs in fp32 op by op and
+    autograd keeps its fp32 input and fp32 normalized copy (4h + 4h) beside the bf16 output,
+    6h bytes per norm more than a fused norm (torchtune's table: compile alone -15% peak).
     """
     b = 2  # bf16 activations
     h = spec.hidden
@@ -165,6 +182,8 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
             replicated -= b * h  # MLP norm output feeds only frozen matrices
         mlp = (4 if gated else 2) * width - (width if frozen_mlp else 0)
         sharded = b * (qkv + attn_out + mlp)
+        if eager_norms:
+            replicated += 6 * h * spec.norms_per_layer
     if method in ("lora", "qlora"):
         # each adapter keeps its r-wide intermediate (A x) for B's gradient
         sharded += b * rank * (4 + (3 if targets == "all" else 0))
@@ -172,23 +191,34 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
 
 
 def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing: str,
-                method: str, targets: str, rank: int) -> float:
+                method: str, targets: str, rank: int, compiled: bool = False,
+                offloaded: bool = False) -> float:
     # Per GPU: tokens x per-layer bytes x layers (none/selective), or layer inputs only plus one
     # block being recomputed at a time (full), Korthikanti et al. 2022 eq. 2 and sec. 5.
+    # Eager mode (compiled=False) adds the fp32 copies of unfused norms. Activation offloading
+    # (torchtune) keeps two layers' worth on the GPU (the one computing and the one in
+    # transfer); the rest waits in host memory.
     tokens = seq * batch
-    per = layer_activation_bytes(spec, checkpointing if checkpointing != "full" else "none",
-                                 method, targets, rank)
+    per = layer_activation_bytes(spec, "none" if checkpointing == "full" else checkpointing,
+                                 method, targets, rank, eager_norms=not compiled)
     one_layer = tokens * (per.replicated + per.tp_sharded / tp)
+    kept_layers = min(2, spec.layers) if offloaded else spec.layers
     if checkpointing == "full":
-        return tokens * 2 * spec.hidden * spec.layers + one_layer
-    return one_layer * spec.layers
+        return tokens * 2 * spec.hidden * kept_layers + one_layer
+    return one_layer * kept_layers
 
 
-def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int) -> float:
-    # Output logits s*b*V in bf16 plus the fp32 copy cross-entropy upcasts to (HF
-    # Transformers' loss, torch's CrossEntropyLoss on .float()): 6 bytes per logit; the vocab is
-    # split across TP ranks. Dominant for 128k-256k vocabularies at long sequence.
-    return seq * batch * spec.vocab * (2 + 4) / tp
+LOSS_CHUNKS = 8  # torchtune's CEWithChunkedOutputLoss default num_output_chunks
+
+
+def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full") -> float:
+    # Output logits s*b*V: bf16 logits (2 bytes), the fp32 copy the loss upcasts to (4) and
+    # the fp32 log-softmax cross-entropy keeps for backward (4) = 10 bytes per logit (HF
+    # Transformers' loss on logits.float()). Chunked cross-entropy upcasts one of 8 chunks at a
+    # time: 2 + 8/8 = 3 bytes. Split across TP ranks (vocab-parallel). Dominant for 128k-256k
+    # vocabularies at long sequence; torchtune measured -15.8% peak from chunking alone.
+    per_logit = 2 + 8 / LOSS_CHUNKS if loss == "chunked" else 2 + 4 + 4
+    return seq * batch * spec.vocab * per_logit / tp
 
 
 # -- inference -------------------------------------------------------------------------------------
@@ -212,11 +242,17 @@ def kv_cache(spec: ModelSpec, *, context: int, users: int, kv_bytes: int, tp: in
     return per_sequence * users / pp
 
 
-def inference_activations(spec: ModelSpec, *, context: int, users: int, tp: int) -> float:
-    # Prefill workspace: vLLM processes prompts in chunks of up to 2048 tokens (chunked
-    # prefill); live per token: residual + norm output, q/k/v, gate/up outputs and the act
-    # output (16-bit), plus fp32 logits for the sampled positions (one per sequence).
-    chunk = min(context * users, 2048)
+# Tokens one prefill pass holds at once: vLLM's chunked prefill (max_num_batched_tokens 2048),
+# llama.cpp's physical batch (-ub 512); Hugging Face generate() prefills the whole prompt.
+PREFILL_CHUNK = {"vllm": 2048, "llama.cpp": 512}
+
+
+def inference_activations(spec: ModelSpec, *, context: int, users: int, tp: int,
+                          engine: str = "vllm") -> float:
+    # Prefill workspace for one chunk of prompt tokens; live per token: residual + norm
+    # output, q/k/v, gate/up outputs and the act output (16-bit), plus fp32 logits for the
+    # sampled positions (one per sequence).
+    chunk = min(context * users, PREFILL_CHUNK.get(engine, context * users))
     width = spec.intermediate or spec.moe_intermediate * max(spec.active_experts, 1)
     per_token = 2 * (2 * spec.hidden + (spec.q_dim + 2 * spec.kv_dim + 3 * width) / tp)
     return chunk * per_token + users * spec.vocab * 4 / tp

@@ -179,6 +179,15 @@ def _quant(key: str, value: str) -> str:
                     "q5km": "q5_k_m", "q3km": "q3_k_m", "q8": "q8_0", "q4": "q4_0"})
 
 
+def _flag(key: str, value: str) -> bool:
+    if value in ("true", "yes", "on", "1"):
+        return True
+    if value in ("false", "no", "off", "0"):
+        return False
+    raise ParseError(f"{key}={_short(value)} is not true or false.", token=f"{key}={value}",
+                     accepted=("true", "false"))
+
+
 def _region(key: str, value: str) -> str:
     if re.fullmatch(r"[a-z][a-z0-9-]{0,39}", value):
         return value
@@ -214,9 +223,10 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
         {"off": "none", "no": "none", "false": "none", "on": "full", "yes": "full", "true": "full"}),
         "none|selective|full"),
     "zero": ("zero", _zero, "0|1|2|3"),
-    "offload": ("offload", lambda k, v: _choice(k, v, ("none", "optimizer", "all"),
-                                                {"cpu": "optimizer", "off": "none", "no": "none"}),
-                "none|optimizer|all"),
+    "offload": ("offload", lambda k, v: _choice(k, v, ("none", "optimizer", "all", "activations"),
+                                                {"cpu": "optimizer", "off": "none", "no": "none",
+                                                 "acts": "activations"}),
+                "none|optimizer|all|activations"),
     "tp": ("tp", _plain_count, "tensor-parallel size, e.g. 2"),
     "rank": ("rank", _plain_count, "LoRA rank, e.g. 16"),
     "targets": ("targets", lambda k, v: _choice(k, v, ("attn", "all"),
@@ -229,6 +239,13 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
            "fp16|fp8"),
     "tokens": ("tokens", _training_tokens, "training tokens, e.g. 2T or 300B"),
     "headroom": ("headroom", _fraction, "fraction kept free, e.g. 0.2"),
+    "loss": ("loss", lambda k, v: _choice(k, v, ("full", "chunked")), "full|chunked"),
+    "fused_step": ("fused_step", lambda k, v: _flag(k, v), "true|false"),
+    "compile": ("compile", lambda k, v: _flag(k, v), "true|false"),
+    "engine": ("engine", lambda k, v: _choice(k, v, ("vllm", "transformers", "llama.cpp"),
+                                              {"hf": "transformers", "llamacpp": "llama.cpp",
+                                               "ollama": "llama.cpp"}),
+               "vllm|transformers|llama.cpp"),
     "budget": ("budget", parse_money, "e.g. 150k, 1.2M, $20k"),
     "currency": ("currency", lambda k, v: _choice(k, v.upper(), ("CNY", "USD"), {"RMB": "CNY"}),
                  "CNY|USD"),
@@ -245,7 +262,8 @@ KEY_ALIASES = {
     "target": "targets", "quantization": "quant", "q": "quant", "weights": "quant",
     "ctx": "context", "context_length": "context", "concurrency": "users",
     "concurrent": "users", "streams": "users", "kv_cache": "kv", "kv_dtype": "kv",
-    "tensor_parallel": "tp",
+    "tensor_parallel": "tp", "optimizer_in_bwd": "fused_step", "fused": "fused_step",
+    "torch_compile": "compile", "backend": "engine",
 }
 
 

@@ -14,7 +14,7 @@ from engine import catalog, memory
 from engine.answer import Answer, Memory, ModelInfo, Plan, Settings
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
-from engine.quant import get_quant, weight_bytes
+from engine.quant import weight_bytes
 from engine.request import Request
 
 TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -65,10 +65,12 @@ class Components:
     kv_cache: float
     host: float
     detail: tuple[tuple[str, str], ...]
+    reused: float = 0.0
 
     @property
     def allocated(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache
+        return (self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache
+                - self.reused)
 
 
 def _gib(value: float) -> str:
@@ -78,64 +80,82 @@ def _gib(value: float) -> str:
 def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     wb, gb, ob = memory.recipe_bytes(req.optimizer, req.precision)
     offload_all = s.offload == "all"
+    zero = s.zero or 0
     params = spec.params
     if req.method in ("lora", "qlora"):
         base = weight_bytes(spec, req.weight_quant)
         base_per_param = base.total_bytes / params
         trainable = memory.lora_params(spec, req.rank, req.targets)
-        frozen = memory.training_weights(params, base_per_param, tp=s.tp, dp=s.dp,
-                                         zero=s.zero or 0, offload_all=offload_all)
-        adapters = memory.training_weights(trainable, wb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+        frozen = memory.training_weights(params, base_per_param, tp=s.tp, dp=s.dp, zero=zero,
+                                         offload_all=offload_all)
+        adapters = memory.training_weights(trainable, wb, tp=s.tp, dp=s.dp, zero=zero,
                                            offload_all=offload_all)
         weights = frozen + adapters
-        gather = memory.zero3_gather_buffer(spec, base_per_param, tp=s.tp, dp=s.dp,
-                                            zero=s.zero or 0, offload_all=offload_all)
+        gather = memory.zero3_gather_buffer(spec, base_per_param, tp=s.tp, dp=s.dp, zero=zero,
+                                            offload_all=offload_all)
         w_text = (f"frozen base {base.total_bytes / 1e9:.2f} GB ({base.note}) + "
                   f"{trainable / 1e6:.1f}M adapter params x {wb:g} B")
     else:
         trainable = params
-        weights = memory.training_weights(params, wb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+        weights = memory.training_weights(params, wb, tp=s.tp, dp=s.dp, zero=zero,
                                           offload_all=offload_all)
-        gather = memory.zero3_gather_buffer(spec, wb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
+        gather = memory.zero3_gather_buffer(spec, wb, tp=s.tp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
         w_text = f"{params / 1e9:.2f}B params x {wb:g} B"
-    shard = _shard_text(s, 3)
-    grads = memory.gradients(trainable, gb, tp=s.tp, dp=s.dp, zero=s.zero or 0,
-                             offload_all=offload_all)
+    if req.fused_step and req.method not in ("lora", "qlora"):
+        # optimizer step fused into backward (torchtune optimizer_in_bwd): each gradient is
+        # applied and freed as soon as it is produced; the largest tensor's is the most alive
+        grads = memory.largest_tensor(spec) * gb / s.tp
+        g_text = f"one tensor's gradient at a time ({memory.largest_tensor(spec) / 1e6:.0f}M x {gb:g} B)"
+    else:
+        grads = memory.gradients(trainable, gb, tp=s.tp, dp=s.dp, zero=zero,
+                                 offload_all=offload_all)
+        g_text = (f"{trainable / 1e9:.3f}B trainable x {gb:g} B / TP {s.tp}{_shard_text(s, 2)}"
+                  + (" (on host)" if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
-    optim = memory.optimizer_states(trainable, ob, tp=s.tp, dp=s.dp, zero=s.zero or 0,
-                                    offloaded=offloaded)
     paged = req.optimizer == "paged-adamw-8bit"
+    optim = memory.optimizer_states(trainable, ob, tp=s.tp, dp=s.dp, zero=zero,
+                                    offloaded=offloaded or paged)
     acts = memory.activations(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
                               checkpointing=req.checkpointing_mode, method=req.method,
-                              targets=req.targets, rank=req.rank)
-    logit = memory.logits(spec, seq=req.seq_len, batch=req.batch, tp=s.tp)
+                              targets=req.targets, rank=req.rank, compiled=req.compile,
+                              offloaded=s.offload == "activations")
+    logit = memory.logits(spec, seq=req.seq_len, batch=req.batch, tp=s.tp, loss=req.loss)
     dequant = 0.0
     if req.method == "qlora":
         # bitsandbytes dequantizes each NF4 matrix to bf16 for its matmul (forward and
         # backward): one largest linear matrix is live at a time.
         dequant = memory.largest_linear(spec) * 2 / s.tp
+    interleaved = not req.fused_step and (s.dp == 1 or zero >= 3)
+    reused = memory.gradients_live_with_activations(grads, acts + logit, interleaved=interleaved)
     host = 0.0
-    if offloaded:
+    if offloaded or paged:
         host += sharded_host(trainable * ob, s)
     if offload_all:
         host += sharded_host(trainable * (wb + gb), s)
+    per_logit = logit * s.tp / (req.seq_len * req.batch * spec.vocab)
     detail = (
-        ("weights", f"{w_text} / TP {s.tp}{shard}" + (f" + ZeRO-3 gather buffer {_gib(gather)}"
-                                                     if gather else "")
+        ("weights", f"{w_text} / TP {s.tp}{_shard_text(s, 3)}"
+         + (f" + ZeRO-3 gather buffer {_gib(gather)}" if gather else "")
          + (" (on host: offload=all)" if offload_all else "")),
-        ("gradients", f"{trainable / 1e9:.3f}B trainable x {gb:g} B / TP {s.tp}{_shard_text(s, 2)}"
-         + (" (on host)" if offload_all else "")),
+        ("gradients", g_text),
         ("optimizer", f"{trainable / 1e9:.3f}B trainable x {ob:g} B ({req.optimizer}) / TP {s.tp}"
          f"{_shard_text(s, 1)}" + (" (on host: offloaded)" if offloaded else "")
-         + (" (paged: spills to host RAM when the GPU is full)" if paged else "")),
+         + (" in CUDA unified memory, paged to host RAM under pressure (not counted on the GPU)"
+            if paged else "")),
         ("activations", f"{_gib(acts)} saved by the blocks (seq {req.seq_len} x batch {req.batch}, "
-         f"checkpointing={req.checkpointing_mode}) + {_gib(logit)} logits (s x b x vocab "
-         f"{spec.vocab} x 6 B)" + (f" + {_gib(dequant)} NF4 dequantization buffer"
-                                   if dequant else "")),
+         f"checkpointing={req.checkpointing_mode}{', compiled' if req.compile else ''}"
+         f"{', offloaded to host' if s.offload == 'activations' else ''}) + {_gib(logit)} logits "
+         f"(s x b x vocab {spec.vocab} x {per_logit:g} B, {req.loss} cross-entropy)"
+         + (f" + {_gib(dequant)} NF4 dequantization buffer" if dequant else "")),
     )
+    if reused:
+        detail += (("reused", f"{_gib(reused)}: gradients are created as backward frees "
+                    "activations (gradients set to None between steps, no persistent buckets), "
+                    "so the peak holds max(activations, gradients), not both"),)
     return Components(weights=weights + gather, gradients=grads, optimizer=optim,
-                      activations=acts + logit + dequant, kv_cache=0.0, host=host, detail=detail)
+                      activations=acts + logit + dequant, kv_cache=0.0, host=host, detail=detail,
+                      reused=reused)
 
 
 def sharded_host(total: float, s: Strategy) -> float:
@@ -150,14 +170,16 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     shards = s.tp * s.pp
     size = weight_bytes(spec, req.weight_quant)
     on_gpu = size.total_bytes
-    gguf = get_quant(req.weight_quant).family == "gguf"
+    gguf = req.serving_engine == "llama.cpp"
     if gguf:  # llama.cpp keeps the token embedding table in host memory (a lookup, no matmul)
         on_gpu -= size.by_role.get("token_embd", 0)
     weights = on_gpu / shards
     kv_bytes = 1 if req.kv == "fp8" else 2
     kv = memory.kv_cache(spec, context=req.context, users=req.users, kv_bytes=kv_bytes,
                          tp=s.tp, pp=s.pp)
-    acts = memory.inference_activations(spec, context=req.context, users=req.users, tp=s.tp)
+    engine = req.serving_engine
+    acts = memory.inference_activations(spec, context=req.context, users=req.users, tp=s.tp,
+                                        engine=engine)
     detail = (
         ("weights", f"{size.total_bytes / 1e9:.2f} GB in {req.weight_quant} "
          f"({size.bits_per_weight:.2f} bits/weight; {size.note})"
@@ -169,7 +191,10 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
                                    f"{spec.sliding_window}-token window" if spec.sliding_window
                                    and spec.sliding_layers else "")
          + f") / TP {s.tp} / layer split {s.pp}"),
-        ("activations", "prefill workspace: up to 2048 tokens per chunk, plus fp32 logits"),
+        ("activations", f"prefill workspace of {engine}: "
+         + (f"up to {memory.PREFILL_CHUNK[engine]} prompt tokens per pass"
+            if engine in memory.PREFILL_CHUNK else "the whole prompt in one pass")
+         + ", plus fp32 logits of the sampled positions"),
     )
     return Components(weights=weights, gradients=0.0, optimizer=0.0, activations=acts,
                       kv_cache=kv, host=0.0, detail=detail)
@@ -193,7 +218,8 @@ def build_memory(c: Components, gpus: int, gpu: GpuSpec, headroom: float) -> Mem
     return Memory(
         weights=round(c.weights), gradients=round(c.gradients), optimizer=round(c.optimizer),
         activations=round(c.activations), kv_cache=round(c.kv_cache),
-        overhead=round(ctx + nccl + frag), total=round(total), headroom=round(total * headroom),
+        overhead=round(ctx + nccl + frag), reused=round(c.reused),
+        total=round(total), headroom=round(total * headroom),
         capacity=gpu.memory_bytes, fits=total * (1 + headroom) <= gpu.memory_bytes,
         host_offload=round(c.host), detail=detail)
 
@@ -251,10 +277,12 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -
     if gpus > GPUS_PER_SERVER:
         notes.append(f"{gpus // GPUS_PER_SERVER} servers of {GPUS_PER_SERVER}: needs RoCE or "
                      "InfiniBand between them")
+    if not mem.fits and mem.total <= mem.capacity:
+        free = 1 - mem.total / mem.capacity
+        notes.append(f"tight: runs with {free:.0%} of the card free, under the {req.headroom:.0%} "
+                     "headroom this answer keeps (set headroom= to accept less)")
     if req.is_training and gpus > 1 and not gpu.has_nvlink:
         notes.append(f"{gpu.display} has no NVLink: gradient and shard traffic goes over PCIe")
-    if c.host:
-        notes.append(f"needs {c.host / 1e9:.0f} GB of host RAM per GPU for offloaded states")
     return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
                 strategy=s.describe(gpus, req.method, gpu.has_nvlink),
                 settings=settings_for(req, s), memory=mem, notes=notes)

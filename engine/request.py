@@ -14,7 +14,9 @@ Method = Literal["full-finetune", "lora", "qlora", "inference", "pretrain"]
 Precision = Literal["bf16", "fp16", "fp32"]
 Optimizer = Literal["adamw", "adamw-bf16", "adamw-8bit", "paged-adamw-8bit", "sgd"]
 Checkpointing = Literal["none", "selective", "full"]
-Offload = Literal["none", "optimizer", "all"]
+Offload = Literal["none", "optimizer", "all", "activations"]
+Loss = Literal["full", "chunked"]
+Engine = Literal["vllm", "transformers", "llama.cpp"]
 Targets = Literal["attn", "all"]
 KvDtype = Literal["fp16", "fp8"]
 Currency = Literal["CNY", "USD"]
@@ -58,6 +60,11 @@ class Request(BaseModel):
     kv: KvDtype = "fp16"
     tokens: int | None = Field(None, ge=1)
     headroom: float = Field(0.2, ge=0, le=1)
+    # Recipe knobs that move memory more than the formula does (torchtune exposes all three).
+    loss: Loss = "full"
+    fused_step: bool = False
+    compile: bool = False
+    engine: Engine | None = None
     budget: Money | None = None
     currency: Currency | None = None
     region: str | None = None
@@ -82,6 +89,15 @@ class Request(BaseModel):
         if self.checkpointing is not None:
             return self.checkpointing
         return "full" if self.is_training else "none"
+
+    @property
+    def serving_engine(self) -> Engine:
+        """GGUF files run in llama.cpp; everything else is sized for vLLM unless engine= says."""
+        if self.engine is not None:
+            return self.engine
+        from engine.quant import get_quant
+
+        return "llama.cpp" if get_quant(self.weight_quant).family == "gguf" else "vllm"
 
     @property
     def weight_quant(self) -> str:

@@ -37,6 +37,9 @@ def breakdown(plan: Plan) -> list[str]:
         lines.append(f"  {name:<12} {_bar(value, m.capacity)} {gib(value):>11}")
         if name in m.detail:
             lines.append(f"  {'':<12} {m.detail[name]}")
+    if m.reused:
+        lines.append(f"  {'reused':<12} {'':<{BAR}} {'-' + gib(m.reused):>11}")
+        lines.append(f"  {'':<12} {m.detail.get('reused', '')}")
     lines.append(f"  {'headroom':<12} {_bar(m.headroom, m.capacity, '░')} {gib(m.headroom):>11}")
     lines.append(f"  {'total':<12} {_bar(m.total + m.headroom, m.capacity, '▓')} "
                  f"{gib(m.total + m.headroom):>11} of {gib(m.capacity)}")

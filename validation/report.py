@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import answer  # noqa: E402
 from engine.answer import Memory  # noqa: E402
+from engine.memory import FRAGMENTATION  # noqa: E402
 from engine.parse import parse  # noqa: E402
 from engine.quant import get_quant, gguf_file_bytes, weight_bytes  # noqa: E402
 from engine.resolve import resolve_model  # noqa: E402
@@ -42,14 +43,15 @@ class Row:
 
 
 def _memory_as_measured(mem: Memory, measured_by: str) -> tuple[float, str]:
-    """The estimate restricted to what the measuring tool can see."""
+    """The estimate restricted to what the measuring tool can see: PyTorch's allocator
+    statistics see tensors only (reserved adds the cache); nvidia-smi and similar see all."""
     how = measured_by.lower()
-    components = mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.kv_cache
-    if "allocated" in how:
-        return components, "allocated (no context, NCCL, fragmentation)"
+    components = (mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.kv_cache
+                  - mem.reused)
     if "reserved" in how:
-        frag = components * 0.05
-        return components + frag, "allocated + fragmentation"
+        return components * (1 + FRAGMENTATION), "allocated + fragmentation"
+    if any(word in how for word in ("allocated", "active", "torch.cuda", "torchtune")):
+        return components, "allocated (no context, NCCL, fragmentation)"
     return mem.total, "total incl. CUDA context and NCCL"
 
 
@@ -85,8 +87,9 @@ def render(rows: list[Row]) -> str:
         " (sources described in `validation/SOURCES.md`). Do not edit by hand.",
         "",
         "Error = (estimate - measured) / measured. Memory estimates are restricted to what the "
-        "measuring tool sees (see the `compared` column). Rows of kind `rule_of_thumb` are shown "
-        "but kept out of the medians.",
+        "measuring tool sees (see the `compared` column). Rows of kind `rule_of_thumb` (a "
+        "published rule, not a run) and `upper_bound` (the card size at which a run still fit: "
+        "the estimate should be at or below it) are shown but kept out of the medians.",
         "",
         "## Summary",
         "",
@@ -113,7 +116,9 @@ def render(rows: list[Row]) -> str:
             unit = r.ref["unit"] if r.ref["unit"] in UNITS else "GB"
             est = _fmt(r.estimate, unit) if r.estimate is not None else "-"
             err = f"{r.error:+.1%}" if r.error is not None else "-"
-            kind = " (rule of thumb)" if r.ref.get("kind") == "rule_of_thumb" else ""
+            kind = {"rule_of_thumb": " (rule of thumb)",
+                    "upper_bound": " (upper bound: " + ("holds" if (r.error or 0) <= 0 else "exceeded")
+                    + ")"}.get(r.ref.get("kind", ""), "")
             out.append(f"| {r.ref['id']}{kind} | `{r.ref['query']}` | {_fmt(r.measured, unit)} | "
                        f"{est} | {err} | {r.compared} | [link]({r.ref['source']}) |")
     return "\n".join(out) + "\n"

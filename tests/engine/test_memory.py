@@ -104,14 +104,22 @@ def test_activations_without_checkpointing_llama8b() -> None:
     # per token per block: 2 bytes x (4 x 4096 norm in/out) + 2 x (q 4096 + k,v 2 x 1024 +
     # attention out 4096 + 4 x 14336 MLP) = 32,768 + 135,168 = 167,936; x 2048 tokens x 32 blocks
     got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="none",
-                             method="full-finetune", targets="all", rank=16)
+                             method="full-finetune", targets="all", rank=16, compiled=True)
     assert got == 167_936 * 2048 * 32 == 11_005_853_696
+
+
+def test_eager_norms_keep_fp32_copies() -> None:
+    # eager RMSNorm: + 6 x 4096 bytes per norm, 2 norms per block: 49,152 more per token-block
+    kw = {"seq": 2048, "batch": 1, "tp": 1, "checkpointing": "none", "method": "full-finetune",
+          "targets": "all", "rank": 16}
+    eager = memory.activations(LLAMA8B, compiled=False, **kw)
+    assert eager - memory.activations(LLAMA8B, compiled=True, **kw) == 49_152 * 2048 * 32
 
 
 def test_activations_full_checkpointing_keeps_block_inputs_plus_one_block() -> None:
     # 2048 x 2 x 4096 x 32 block inputs + one block recomputed (167,936 x 2048)
     got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="full",
-                             method="full-finetune", targets="all", rank=16)
+                             method="full-finetune", targets="all", rank=16, compiled=True)
     assert got == 2048 * 2 * 4096 * 32 + 167_936 * 2048
 
 
@@ -123,8 +131,25 @@ def test_selective_sits_between_none_and_full() -> None:
 
 
 def test_logits_term() -> None:
-    # 2048 x 128,256 x (2 bf16 + 4 fp32)
-    assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1) == 1_576_009_728
+    # 2048 x 128,256 x (2 bf16 + 4 fp32 copy + 4 fp32 log-softmax)
+    assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1) == 2048 * 128_256 * 10
+    # chunked: bf16 logits + one of 8 chunks in fp32 at a time: 2 + 8/8
+    assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1, loss="chunked") == 2048 * 128_256 * 3
+
+
+def test_interleaved_gradients_and_activations() -> None:
+    assert memory.gradients_live_with_activations(6.0, 17.0, interleaved=True) == 6.0
+    assert memory.gradients_live_with_activations(6.0, 2.0, interleaved=True) == 2.0
+    assert memory.gradients_live_with_activations(6.0, 17.0, interleaved=False) == 0.0
+
+
+def test_activation_offload_keeps_two_layers() -> None:
+    kw = {"seq": 4096, "batch": 2, "tp": 1, "checkpointing": "full", "method": "lora",
+          "targets": "all", "rank": 64, "compiled": True}
+    on_gpu = memory.activations(LLAMA8B, offloaded=False, **kw)
+    offloaded = memory.activations(LLAMA8B, offloaded=True, **kw)
+    # 30 of 32 block inputs (4096 x 2 x 2 bytes x 4096 hidden each) move to the host
+    assert on_gpu - offloaded == 30 * 4096 * 2 * 2 * 4096
 
 
 def test_lora_params_llama8b_rank16_all_linear() -> None:

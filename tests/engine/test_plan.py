@@ -27,7 +27,9 @@ def test_pinned_plan_is_first_and_evaluated_even_when_it_does_not_fit() -> None:
     # 8.03B x (2 + 2 + 12) bytes of model states alone
     assert m.weights + m.gradients + m.optimizer == pytest.approx(8_030_261_248 * 16, rel=1e-6)
     assert m.total == pytest.approx(m.weights + m.gradients + m.optimizer + m.activations
-                                    + m.kv_cache + m.overhead, abs=6)
+                                    + m.kv_cache + m.overhead - m.reused, abs=7)
+    # one GPU, gradients freed between steps: gradients and activations interleave in backward
+    assert m.reused == min(m.gradients, m.activations)
     assert m.headroom == pytest.approx(m.total * 0.2, abs=1)
 
 
@@ -41,9 +43,8 @@ def test_pinned_multi_gpu_picks_lightest_zero_stage_that_fits() -> None:
 def test_unpinned_smallest_count_per_card() -> None:
     ans = engine.answer("llama-3.1-8b full-finetune")
     by_card = {p.gpu: p for p in ans.plans}
-    # 8.03B x 16 B = 128 GB of states: ZeRO-3 over 2 H100s leaves ~72 GB per GPU, x 1.2 headroom
-    # is over 79.6 GiB; ZeRO-1 over 4 fits
-    assert by_card["h100-sxm"].gpus == 4 and by_card["h100-sxm"].memory.fits
+    # 8.03B x 16 B = 128 GB of model states: one 80 GB card cannot hold them, two can
+    assert by_card["h100-sxm"].gpus == 2 and by_card["h100-sxm"].memory.fits
     # 24 GB cards need more of them than 80 GB cards
     assert by_card["rtx-4090"].gpus > by_card["h100-sxm"].gpus
     for p in ans.plans:
@@ -111,10 +112,14 @@ SIZES = st.sampled_from(["1B", "3B", "7B", "13B", "34B", "70B"])
 @given(seq=st.sampled_from([512, 1024, 2048, 4096]), batch=st.integers(1, 8),
        method=st.sampled_from(["full-finetune", "lora", "qlora"]))
 def test_plan_memory_grows_with_seq_and_batch(seq: int, batch: int, method: str) -> None:
+    # Activations grow strictly; the peak never shrinks (it can stay flat while gradients,
+    # which interleave with activations in backward, are the larger of the two).
     q = f"llama-3.1-8b {method} gpu=h100 gpus=1 seq={seq} batch={batch}"
-    base = mem(q).total
-    assert mem(q.replace(f"seq={seq}", f"seq={seq * 2}")).total > base
-    assert mem(q.replace(f"batch={batch}", f"batch={batch + 1}")).total > base
+    base = mem(q)
+    for more in (mem(q.replace(f"seq={seq}", f"seq={seq * 2}")),
+                 mem(q.replace(f"batch={batch}", f"batch={batch + 1}"))):
+        assert more.activations > base.activations
+        assert more.total >= base.total
 
 
 @settings(max_examples=20, deadline=None)
