@@ -30,10 +30,14 @@ class Memory(_Doc):
 
 
 class Speed(_Doc):
-    decode_tokens_per_s: float | None = None
+    decode_tokens_per_s: float | None = Field(None, description="per sequence, at users=")
+    decode_tokens_per_s_aggregate: float | None = Field(None, description="all users together")
     prefill_tokens_per_s: float | None = None
-    train_tokens_per_s: float | None = None
-    train_gpu_hours: float | None = None
+    train_tokens_per_s: float | None = Field(None, description="whole plan, all GPUs")
+    train_gpu_hours: float | None = Field(None, description="for tokens= (null without it)")
+    train_hours: float | None = Field(None, description="wall-clock hours for tokens=")
+    mfu: float | None = None
+    detail: str = ""
 
 
 class Settings(_Doc):

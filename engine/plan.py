@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine import catalog, memory
-from engine.answer import Answer, Memory, ModelInfo, Plan, Settings
+from engine import catalog, memory, speed
+from engine.answer import Answer, Memory, ModelInfo, Plan, Settings, Speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.quant import weight_bytes
@@ -51,6 +51,8 @@ class Strategy:
             parts.append(f"DDP x{self.dp}")
         if self.tp > 1:
             parts.append(f"TP={self.tp}")
+        if self.pp > 1:
+            parts.append(f"PP={self.pp}")
         if self.offload != "none":
             parts.append(f"{self.offload} offloaded to CPU")
         return " + ".join(parts)
@@ -79,6 +81,7 @@ def _gib(value: float) -> str:
 
 def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     wb, gb, ob = memory.recipe_bytes(req.optimizer, req.precision)
+    mp = s.tp * s.pp  # model-parallel ways: tensor and pipeline parallelism split the states
     offload_all = s.offload == "all"
     zero = s.zero or 0
     params = spec.params
@@ -86,35 +89,35 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         base = weight_bytes(spec, req.weight_quant)
         base_per_param = base.total_bytes / params
         trainable = memory.lora_params(spec, req.rank, req.targets)
-        frozen = memory.training_weights(params, base_per_param, tp=s.tp, dp=s.dp, zero=zero,
+        frozen = memory.training_weights(params, base_per_param, tp=mp, dp=s.dp, zero=zero,
                                          offload_all=offload_all)
-        adapters = memory.training_weights(trainable, wb, tp=s.tp, dp=s.dp, zero=zero,
+        adapters = memory.training_weights(trainable, wb, tp=mp, dp=s.dp, zero=zero,
                                            offload_all=offload_all)
         weights = frozen + adapters
-        gather = memory.zero3_gather_buffer(spec, base_per_param, tp=s.tp, dp=s.dp, zero=zero,
+        gather = memory.zero3_gather_buffer(spec, base_per_param, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
         w_text = (f"frozen base {base.total_bytes / 1e9:.2f} GB ({base.note}) + "
                   f"{trainable / 1e6:.1f}M adapter params x {wb:g} B")
     else:
         trainable = params
-        weights = memory.training_weights(params, wb, tp=s.tp, dp=s.dp, zero=zero,
+        weights = memory.training_weights(params, wb, tp=mp, dp=s.dp, zero=zero,
                                           offload_all=offload_all)
-        gather = memory.zero3_gather_buffer(spec, wb, tp=s.tp, dp=s.dp, zero=zero,
+        gather = memory.zero3_gather_buffer(spec, wb, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
         w_text = f"{params / 1e9:.2f}B params x {wb:g} B"
     if req.fused_step and req.method not in ("lora", "qlora"):
         # optimizer step fused into backward (torchtune optimizer_in_bwd): each gradient is
         # applied and freed as soon as it is produced; the largest tensor's is the most alive
-        grads = memory.largest_tensor(spec) * gb / s.tp
+        grads = memory.largest_tensor(spec) * gb / mp
         g_text = f"one tensor's gradient at a time ({memory.largest_tensor(spec) / 1e6:.0f}M x {gb:g} B)"
     else:
-        grads = memory.gradients(trainable, gb, tp=s.tp, dp=s.dp, zero=zero,
+        grads = memory.gradients(trainable, gb, tp=mp, dp=s.dp, zero=zero,
                                  offload_all=offload_all)
-        g_text = (f"{trainable / 1e9:.3f}B trainable x {gb:g} B / TP {s.tp}{_shard_text(s, 2)}"
+        g_text = (f"{trainable / 1e9:.3f}B trainable x {gb:g} B {_mp_text(s)}{_shard_text(s, 2)}"
                   + (" (on host)" if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
     paged = req.optimizer == "paged-adamw-8bit"
-    optim = memory.optimizer_states(trainable, ob, tp=s.tp, dp=s.dp, zero=zero,
+    optim = memory.optimizer_states(trainable, ob, tp=mp, dp=s.dp, zero=zero,
                                     offloaded=offloaded or paged)
     acts = memory.activations(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
                               checkpointing=req.checkpointing_mode, method=req.method,
@@ -135,11 +138,11 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         host += sharded_host(trainable * (wb + gb), s)
     per_logit = logit * s.tp / (req.seq_len * req.batch * spec.vocab)
     detail = (
-        ("weights", f"{w_text} / TP {s.tp}{_shard_text(s, 3)}"
+        ("weights", f"{w_text} {_mp_text(s)}{_shard_text(s, 3)}"
          + (f" + ZeRO-3 gather buffer {_gib(gather)}" if gather else "")
          + (" (on host: offload=all)" if offload_all else "")),
         ("gradients", g_text),
-        ("optimizer", f"{trainable / 1e9:.3f}B trainable x {ob:g} B ({req.optimizer}) / TP {s.tp}"
+        ("optimizer", f"{trainable / 1e9:.3f}B trainable x {ob:g} B ({req.optimizer}){_mp_text(s)}"
          f"{_shard_text(s, 1)}" + (" (on host: offloaded)" if offloaded else "")
          + (" in CUDA unified memory, paged to host RAM under pressure (not counted on the GPU)"
             if paged else "")),
@@ -159,7 +162,12 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
 
 
 def sharded_host(total: float, s: Strategy) -> float:
-    return total / s.tp / s.dp
+    return total / s.tp / s.pp / s.dp
+
+
+def _mp_text(s: Strategy) -> str:
+    parts = ([f" / TP {s.tp}"] if s.tp > 1 else []) + ([f" / PP {s.pp}"] if s.pp > 1 else [])
+    return "".join(parts)
 
 
 def _shard_text(s: Strategy, stage: int) -> str:
@@ -252,6 +260,14 @@ def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[S
         dp = gpus // tp
         zeros = [req.zero] if req.zero is not None else ([0] if dp == 1 else [0, 1, 2, 3])
         out += [Strategy(tp, dp, 1, z, offload) for z in zeros]
+    # Pipeline stages (Megatron-style 1F1B) across servers, TP inside each 8-GPU server, and a
+    # distributed optimizer (ZeRO-1) over the data-parallel replicas: how 70B+ models pre-train.
+    if req.tp is None and gpus > GPUS_PER_SERVER and nvlink:
+        tp = GPUS_PER_SERVER if spec.heads % GPUS_PER_SERVER == 0 else 1
+        for pp in (2, 4, 8, 16, 32):
+            if gpus % (tp * pp) == 0 and pp <= spec.layers:
+                zero = req.zero if req.zero is not None else 1
+                out.append(Strategy(tp, gpus // (tp * pp), pp, zero, offload))
     return out
 
 
@@ -285,7 +301,29 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -
         notes.append(f"{gpu.display} has no NVLink: gradient and shard traffic goes over PCIe")
     return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
                 strategy=s.describe(gpus, req.method, gpu.has_nvlink),
-                settings=settings_for(req, s), memory=mem, notes=notes)
+                settings=settings_for(req, s), memory=mem, speed=plan_speed(spec, req, gpu, gpus, s),
+                notes=notes)
+
+
+def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> Speed:
+    if req.method == "inference":
+        sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
+                               users=req.users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
+                               pp=s.pp, engine=req.serving_engine)
+        return Speed(decode_tokens_per_s=round(sp.decode_per_sequence, 1),
+                     decode_tokens_per_s_aggregate=round(sp.decode_aggregate, 1),
+                     prefill_tokens_per_s=round(sp.prefill), detail=sp.detail)
+    trainable = (memory.lora_params(spec, req.rank, req.targets)
+                 if req.method in ("lora", "qlora") else spec.params)
+    tr = speed.train_speed(spec, gpu, gpus=gpus, method=req.method,
+                           checkpointing=req.checkpointing_mode, seq=req.seq_len, batch=req.batch,
+                           zero=s.zero or 0, tp=s.tp, tokens=req.tokens, trainable=trainable,
+                           offload=s.offload, pp=s.pp)
+    hours = tr.gpu_hours / gpus if tr.gpu_hours is not None else None
+    return Speed(train_tokens_per_s=round(tr.tokens_per_s, 1),
+                 train_gpu_hours=None if tr.gpu_hours is None else round(tr.gpu_hours, 1),
+                 train_hours=None if hours is None else round(hours, 2), mfu=round(tr.mfu, 3),
+                 detail=tr.detail)
 
 
 def best_for_card(spec: ModelSpec, req: Request, gpu: GpuSpec,
@@ -293,13 +331,27 @@ def best_for_card(spec: ModelSpec, req: Request, gpu: GpuSpec,
     """Smallest count (then lightest strategy) that fits; else the closest miss."""
     closest: tuple[float, int, Strategy] | None = None
     for n in counts:
+        fitting = []
         for s in strategies(spec, req, n, gpu.has_nvlink):
             need = _total(_cached_components(spec, req, s), n) * (1 + req.headroom)
             if need <= gpu.memory_bytes:
-                return n, s, True
-            if closest is None or need < closest[0]:
+                fitting.append(s)
+            elif closest is None or need < closest[0]:
                 closest = (need, n, s)
+        if len(fitting) == 1 or (fitting and not req.is_training):
+            return n, fitting[0], True
+        if fitting:  # several shardings fit: the fastest (ties keep the lighter one)
+            return n, max(fitting, key=lambda s: _train_rate(spec, req, gpu, n, s)), True
     return (closest[1], closest[2], False) if closest else None
+
+
+def _train_rate(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> float:
+    trainable = (memory.lora_params(spec, req.rank, req.targets)
+                 if req.method in ("lora", "qlora") else spec.params)
+    return speed.train_speed(spec, gpu, gpus=gpus, method=req.method,
+                             checkpointing=req.checkpointing_mode, seq=req.seq_len,
+                             batch=req.batch, zero=s.zero or 0, tp=s.tp, tokens=None,
+                             trainable=trainable, offload=s.offload, pp=s.pp).tokens_per_s
 
 
 # -- answer ------------------------------------------------------------------------------------

@@ -85,9 +85,12 @@ class Request(BaseModel):
     @property
     def checkpointing_mode(self) -> Checkpointing:
         # Fine-tuning recipes (torchtune, QLoRA's reference code) turn full activation
-        # checkpointing on by default; inference has none.
+        # checkpointing on by default; large pre-training runs use selective recomputation
+        # (Megatron-LM, Korthikanti et al. 2022); inference has none.
         if self.checkpointing is not None:
             return self.checkpointing
+        if self.method == "pretrain":
+            return "selective"
         return "full" if self.is_training else "none"
 
     @property

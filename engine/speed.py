@@ -14,29 +14,44 @@ from engine.catalog import GpuSpec
 from engine.quant import get_quant, weight_bytes
 
 # -- efficiencies ---------------------------------------------------------------------------
-# Share of peak memory bandwidth a decode step reaches: llama.cpp and vLLM stream weights at
-# 70-85% of datasheet bandwidth on large matrices (llama.cpp CUDA discussions; vLLM's MBU).
-BANDWIDTH_EFFICIENCY = 0.80
-# Fixed cost per layer per decode step (kernel launches, norms, attention bookkeeping) that does
-# not shrink with bandwidth; what keeps small models far from the bandwidth roofline on fast
-# cards. Calibrated on llama.cpp tg128 rows (docs/VALIDATION.md).
-LAYER_OVERHEAD_S = {"llama.cpp": 25e-6, "vllm": 12e-6}
-# Share of peak tensor throughput reached in prefill (large GEMMs): 50-60% in vLLM/llama.cpp
-# pp512 runs on datacenter cards.
-PREFILL_MFU = 0.55
+# Cards with GDDR memory (consumer and workstation, PCIe) versus HBM (data-centre) cards.
+WORKSTATION = frozenset({"rtx-4090", "rtx-3090", "rtx-a4000", "rtx-a5000", "rtx-a6000",
+                         "rtx-6000-ada", "l40s", "l20"})
+# Share of datasheet bandwidth a batch-1 decode step streams weights at. llama.cpp reaches ~80%
+# on GDDR cards but only ~55% on HBM cards, whose bandwidth needs more parallel loads than a
+# batch-1 matrix-vector product issues (fitted to llama-bench tg rows: 70B Q4_K_M runs at
+# 76-82% on L40S/A6000/RTX 6000 Ada/2x4090 and 51-53% on A100/H100 PCIe). vLLM's kernels are
+# assumed to do better on HBM (not validated: no batch-1 vLLM rows in the reference set).
+BANDWIDTH_EFFICIENCY = {("llama.cpp", "gddr"): 0.82, ("llama.cpp", "hbm"): 0.55,
+                        ("vllm", "gddr"): 0.80, ("vllm", "hbm"): 0.70,
+                        ("transformers", "gddr"): 0.60, ("transformers", "hbm"): 0.45}
+# Fixed time per layer per decode step (kernel launches, norms, attention bookkeeping) that does
+# not shrink with bandwidth: the floor that keeps 8B Q4 near 130-145 tokens/s in llama.cpp on a
+# 4090, an A100 and an H100 alike (llama-bench tg128, May 2024 builds).
+LAYER_OVERHEAD_S = {"llama.cpp": 65e-6, "vllm": 20e-6, "transformers": 150e-6}
+# Share of peak dense fp16/bf16 tensor throughput reached in prefill. llama.cpp's pp512 reaches
+# 21-94% depending on the card (median ~37% over the reference rows); vLLM's large GEMMs ~55%.
+PREFILL_MFU = {"llama.cpp": 0.35, "vllm": 0.55, "transformers": 0.45}
 # Training model-FLOPs utilisation by card class, before communication: Llama 3 405B reached
 # 38-43% on H100 (Llama 3 paper, sec. 3.3.4); Llama 2 pre-training implies ~40% on A100 (GPU-
 # hours in the Llama 2 paper with 6ND); consumer/workstation PCIe cards run smaller, less tuned
 # jobs (~35%).
 TRAIN_MFU = {"datacenter": 0.40, "workstation": 0.35}
-# Effective all-reduce bus bandwidth (GB/s, one direction) when a card has no NVLink: PCIe 4.0
-# x16 through the host; GeForce cards have peer-to-peer disabled, so traffic bounces via RAM.
+# Tokens per optimizer step: gradients are all-reduced once per step, so gradient accumulation
+# spreads that traffic over the micro-batches (Llama 2/3 pre-trained at 4M tokens per step; a
+# fine-tuning run of 128 sequences x 2k tokens is 256k).
+GLOBAL_BATCH_TOKENS = {"pretrain": 4_000_000, "finetune": 262_144}
+# Effective all-reduce bus bandwidth (GB/s, one direction) when a card has no NVLink: PCIe
+# through the host; GeForce cards have peer-to-peer disabled, so traffic bounces via RAM.
 PCIE_BUS_GBPS = {3: 8.0, 4: 12.0, 5: 24.0}
 NVLINK_EFFICIENCY = 0.7  # of the one-direction NVLink bandwidth (nccl-tests bus bandwidth)
 INTER_NODE_GBPS = 45.0  # 400 Gb/s InfiniBand/RoCE per GPU at ~90% (8 NICs per 8-GPU server)
-FULL_RECOMPUTE_FLOPS = 8  # 6ND plus one extra forward (2ND) with full checkpointing
-WORKSTATION = {"rtx-4090", "rtx-3090", "rtx-a4000", "rtx-a5000", "rtx-a6000", "rtx-6000-ada",
-               "l40s", "l20"}
+HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
+CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
+
+
+def memory_kind(gpu: GpuSpec) -> str:
+    return "gddr" if gpu.name in WORKSTATION else "hbm"
 
 
 @dataclass(frozen=True)
@@ -91,12 +106,12 @@ def attention_flops_per_token(spec: ModelSpec, context: int) -> float:
 
 
 def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
-                kv_bytes: int, tp: int, pp: int) -> ServeSpeed:
+                kv_bytes: int, tp: int, pp: int, engine: str | None = None) -> ServeSpeed:
     """Decode is bandwidth bound: each step streams the weights once for the whole batch plus
     every sequence's KV cache; prefill is compute bound."""
-    eng = engine_for(quant)
-    shards = tp * pp
-    bandwidth = gpu.bandwidth_gbps * 1e9 * BANDWIDTH_EFFICIENCY
+    eng = engine or engine_for(quant)
+    efficiency = BANDWIDTH_EFFICIENCY[(eng, memory_kind(gpu))]
+    bandwidth = gpu.bandwidth_gbps * 1e9 * efficiency
     weights = _active_weight_bytes(spec, quant, users)
     kv = memory.kv_cache(spec, context=context, users=users, kv_bytes=kv_bytes, tp=1)
     # TP splits each layer's bytes across GPUs read in parallel; a layer split's stages read
@@ -109,15 +124,15 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
         per = 8e-6 if gpu.has_nvlink else 30e-6
         comm_s = 2 * spec.layers * per
     compute_s = 2 * spec.active_params * users / (_tensor_tflops(gpu, quant) * 1e12 * tp
-                                                  * PREFILL_MFU)
+                                                  * PREFILL_MFU[eng])
     step = max(read_s, compute_s) + comm_s + spec.layers * LAYER_OVERHEAD_S[eng]
     per_seq = 1 / step
     flops_per_token = 2 * spec.active_params + attention_flops_per_token(spec, context // 2)
-    prefill = _tensor_tflops(gpu, quant) * 1e12 * tp * PREFILL_MFU / flops_per_token
-    detail = (f"decode: {(weights + kv) / 1e9:.2f} GB read per step over {shards} GPU(s) at "
-              f"{BANDWIDTH_EFFICIENCY:.0%} of {gpu.bandwidth_gbps:.0f} GB/s + "
+    prefill = _tensor_tflops(gpu, quant) * 1e12 * tp * PREFILL_MFU[eng] / flops_per_token
+    detail = (f"decode: {(weights + kv) / 1e9:.2f} GB read per step over {tp * pp} GPU(s) at "
+              f"{efficiency:.0%} of {gpu.bandwidth_gbps:.0f} GB/s + "
               f"{spec.layers} layers x {LAYER_OVERHEAD_S[eng] * 1e6:.0f} us ({eng}); prefill at "
-              f"{PREFILL_MFU:.0%} of {_tensor_tflops(gpu, quant):.0f} TFLOPS")
+              f"{PREFILL_MFU[eng]:.0%} of {_tensor_tflops(gpu, quant):.0f} TFLOPS")
     return ServeSpeed(decode_per_sequence=per_seq, decode_aggregate=per_seq * users,
                       prefill=prefill, engine=eng, detail=detail)
 
@@ -151,7 +166,7 @@ def _bus_gbps(gpu: GpuSpec, gpus: int) -> float:
 
 def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: str, checkpointing: str,
                 seq: int, batch: int, zero: int, tp: int, tokens: int | None,
-                trainable: int) -> TrainSpeed:
+                trainable: int, offload: str = "none", pp: int = 1) -> TrainSpeed:
     """Cluster tokens/s = GPUs x peak x MFU / FLOPs per token, slowed where gradient or shard
     traffic per micro-batch takes longer than the compute it overlaps with."""
     flops_token = train_flops_per_token(spec, method=method, checkpointing=checkpointing, seq=seq)
@@ -160,18 +175,36 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: str, checkp
         mfu *= 0.75  # NF4 dequantization on every matmul (QLoRA runs ~25-40% slower than LoRA)
     peak = gpu.bf16_tflops * 1e12
     tokens_step = seq * batch  # per data-parallel rank per micro-batch
-    dp = gpus // tp
-    compute_s = flops_token * tokens_step / (peak * mfu * tp)  # a TP group shares a micro-batch
-    # data-parallel traffic per micro-batch: ring all-reduce of 16-bit gradients (2 x 2 bytes),
-    # ZeRO-3 adds the all-gather of weights in forward and backward (3 x 2 bytes in all)
+    dp = gpus // (tp * pp)
+    # a TP x PP group shares each micro-batch
+    compute_s = flops_token * tokens_step / (peak * mfu * tp * pp)
+    # Data-parallel traffic: a ring all-reduce of 16-bit gradients moves 2 x 2 bytes per
+    # parameter once per optimizer step, spread over the accumulated micro-batches; ZeRO-3 also
+    # all-gathers the weights in forward and backward and reduce-scatters every micro-batch
+    # (3 x 2 bytes, not amortized). The frozen LoRA base is gathered too under ZeRO-3.
+    kind = "pretrain" if method == "pretrain" else "finetune"
+    accumulation = max(1, round(GLOBAL_BATCH_TOKENS[kind] / (dp * tokens_step)))
     comm_s = 0.0
     if dp > 1:
-        per_param = 6 if zero >= 3 else 4
-        volume = trainable / tp * per_param * (dp - 1) / dp
-        if zero >= 3 and method in ("lora", "qlora"):
-            volume += (spec.params / tp) * 2 * 2 * (dp - 1) / dp  # gather the frozen base
+        ring = (dp - 1) / dp
+        if zero >= 3:
+            volume = trainable / (tp * pp) * 6 * ring
+            if method in ("lora", "qlora"):
+                volume += spec.params / (tp * pp) * 2 * 2 * ring
+        else:
+            volume = trainable / (tp * pp) * 4 * ring / accumulation
         comm_s = volume / (_bus_gbps(gpu, gpus) * 1e9)
-    step_s = max(compute_s, comm_s)
+    offload_s = 0.0
+    if offload in ("optimizer", "all"):
+        # ZeRO-Offload: gradients down and updated weights up over PCIe (2 + 2 bytes/param),
+        # then Adam on the CPU streaming ~16 bytes/param through host memory (Ren et al. 2021)
+        shard = trainable / (tp * pp) / dp
+        offload_s = (shard * 4 / (HOST_LINK_GBPS * 1e9) + shard * 16 / (CPU_ADAM_GBPS * 1e9)
+                     ) / accumulation  # once per optimizer step
+    # 1F1B pipeline bubble: (pp - 1) idle slots per (accumulation + pp - 1) (Narayanan et al.
+    # 2021); pipeline stages trade it for not gathering weights
+    bubble = (pp - 1) / (accumulation + pp - 1)
+    step_s = max(compute_s, comm_s) / (1 - bubble) + offload_s
     tps = dp * tokens_step / step_s
     hours = tokens / tps * gpus / 3600 if tokens else None
     bound = "communication" if comm_s > compute_s else "compute"

@@ -27,10 +27,15 @@ from engine.quant import get_quant, gguf_file_bytes, weight_bytes  # noqa: E402
 from engine.resolve import resolve_model  # noqa: E402
 
 REFERENCES = ROOT / "validation" / "references.toml"
+SPEED_REFERENCES = ROOT / "validation" / "speed_references.toml"
 OUTPUT = ROOT / "docs" / "VALIDATION.md"
-UNITS = {"GiB": 1024**3, "GB": 1e9, "MiB": 1024**2, "MB": 1e6, "bytes": 1}
+UNITS = {"GiB": 1024**3, "GB": 1e9, "MiB": 1024**2, "MB": 1e6, "bytes": 1,
+         "tokens/s": 1, "GPU-hours": 1}
 # issue 2's aims: median absolute error per metric
-AIMS = {"train_peak_memory": 0.10, "inference_memory": 0.05, "weights_size": 0.03}
+AIMS = {"train_peak_memory": 0.10, "inference_memory": 0.05, "weights_size": 0.03,
+        "decode_tokens_per_s": 0.20, "prefill_tokens_per_s": None, "train_gpu_hours": 0.15}
+SPEED_FIELDS = {"decode_tokens_per_s": "decode_tokens_per_s",
+                "prefill_tokens_per_s": "prefill_tokens_per_s", "train_gpu_hours": "train_gpu_hours"}
 
 
 @dataclass
@@ -58,6 +63,13 @@ def _memory_as_measured(mem: Memory, measured_by: str) -> tuple[float, str]:
 def evaluate(ref: dict) -> Row:
     measured = float(ref["value"]) * UNITS[ref["unit"]]
     try:
+        if ref["metric"] in SPEED_FIELDS:
+            plan = answer(ref["query"]).plans[0]
+            value = getattr(plan.speed, SPEED_FIELDS[ref["metric"]])
+            if value is None:
+                raise ValueError("the engine gave no figure")
+            return Row(ref, measured, value, (value - measured) / measured,
+                       f"{plan.gpus} x {plan.gpu}")
         if ref["metric"] == "weights_size":
             req = parse(ref["query"])
             spec, _ = resolve_model(req.model)
@@ -75,7 +87,13 @@ def evaluate(ref: dict) -> Row:
     return Row(ref, measured, estimate, (estimate - measured) / measured, compared)
 
 
+def _aim(aim: float | None) -> str:
+    return "none set" if aim is None else f"{aim:.0%}"
+
+
 def _fmt(value: float, unit: str) -> str:
+    if unit in ("tokens/s", "GPU-hours"):
+        return f"{value:,.0f} {unit}" if value >= 100 else f"{value:,.1f} {unit}"
     return f"{value / UNITS[unit]:,.2f} {unit}"
 
 
@@ -87,9 +105,10 @@ def render(rows: list[Row]) -> str:
         " (sources described in `validation/SOURCES.md`). Do not edit by hand.",
         "",
         "Error = (estimate - measured) / measured. Memory estimates are restricted to what the "
-        "measuring tool sees (see the `compared` column). Rows of kind `rule_of_thumb` (a "
-        "published rule, not a run) and `upper_bound` (the card size at which a run still fit: "
-        "the estimate should be at or below it) are shown but kept out of the medians.",
+        "measuring tool sees (see the `compared` column); speed rows name the plan the query "
+        "resolved to. Rows of kind `rule_of_thumb` (a published rule, not a run), `upper_bound` "
+        "(the card size at which a run still fit: the estimate should be at or below it), "
+        "`derived` and `not_comparable` (each says why) are shown but kept out of the medians.",
         "",
         "## Summary",
         "",
@@ -101,10 +120,10 @@ def render(rows: list[Row]) -> str:
                 and r.ref.get("kind", "measurement") == "measurement"]
         if errs:
             med = statistics.median(errs)
-            out.append(f"| {metric} | {len(errs)} | {med:.1%} | {aim:.0%} | "
-                       f"{'yes' if med <= aim else 'no'} |")
+            verdict = "-" if aim is None else ("yes" if med <= aim else "no")
+            out.append(f"| {metric} | {len(errs)} | {med:.1%} | {_aim(aim)} | {verdict} |")
         else:
-            out.append(f"| {metric} | 0 | - | {aim:.0%} | - |")
+            out.append(f"| {metric} | 0 | - | {_aim(aim)} | - |")
     for metric in AIMS:
         chosen = [r for r in rows if r.ref["metric"] == metric]
         if not chosen:
@@ -118,7 +137,10 @@ def render(rows: list[Row]) -> str:
             err = f"{r.error:+.1%}" if r.error is not None else "-"
             kind = {"rule_of_thumb": " (rule of thumb)",
                     "upper_bound": " (upper bound: " + ("holds" if (r.error or 0) <= 0 else "exceeded")
-                    + ")"}.get(r.ref.get("kind", ""), "")
+                    + ")",
+                    "derived": f" (derived, not in median: {r.ref.get('why', '')})",
+                    "not_comparable": f" (not comparable, not in median: {r.ref.get('why', '')})",
+                    }.get(r.ref.get("kind", ""), "")
             out.append(f"| {r.ref['id']}{kind} | `{r.ref['query']}` | {_fmt(r.measured, unit)} | "
                        f"{est} | {err} | {r.compared} | [link]({r.ref['source']}) |")
     return "\n".join(out) + "\n"
@@ -126,6 +148,7 @@ def render(rows: list[Row]) -> str:
 
 def main() -> int:
     refs = tomllib.loads(REFERENCES.read_text(encoding="utf-8"))["ref"]
+    refs += tomllib.loads(SPEED_REFERENCES.read_text(encoding="utf-8"))["ref"]
     rows = [evaluate(ref) for ref in refs]
     OUTPUT.parent.mkdir(exist_ok=True)
     OUTPUT.write_text(render(rows), encoding="utf-8")

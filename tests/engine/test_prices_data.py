@@ -1,0 +1,275 @@
+"""The bundled price catalog (engine/data/prices.toml), read with tomllib only.
+
+Checks the shape of every row, that card names exist in gpus.toml, and that every price the seed
+documents quote (DOMAIN.md, "Cards and prices") is present with a seed source.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[2] / "engine" / "data"
+KINDS = {"buy_card", "buy_server", "rent_card_hour", "rent_server_month"}
+CARD_KINDS = {"buy_card", "rent_card_hour"}
+SERVER_KINDS = {"buy_server", "rent_server_month"}
+CURRENCIES = {"CNY", "USD"}
+SERVER_RE = re.compile(r"^server:(?P<count>[1-9][0-9]*)x(?P<card>[a-z0-9-]+)$")
+SEED_000 = "seed:000_9d7613f0f307e69b"
+SEED_003 = "seed:003_e67a0ddb601165d3"
+
+
+def _load(name: str) -> dict:
+    with (DATA / name).open("rb") as fh:
+        return tomllib.load(fh)
+
+
+PRICES = _load("prices.toml")
+CARD_NAMES = {row["name"] for row in _load("gpus.toml")["gpu"]}
+ROWS = PRICES["price"]
+
+
+def _as_date(value: object) -> date:
+    if isinstance(value, date):
+        return value
+    assert isinstance(value, str), f"not a date: {value!r}"
+    return date.fromisoformat(value)
+
+
+def _card_of(item: str) -> str:
+    m = SERVER_RE.match(item)
+    return m.group("card") if m else item
+
+
+def _find(
+    item: str, kind: str, low: float, high: float, currency: str = "CNY", seed: str | None = None
+) -> list[dict]:
+    return [
+        r
+        for r in ROWS
+        if r["item"] == item
+        and r["kind"] == kind
+        and r["currency"] == currency
+        and r["low"] == low
+        and r["high"] == high
+        and (seed is None or r["source"].startswith(seed))
+    ]
+
+
+def _row_id(row: dict) -> str:
+    return f"{row['item']}|{row['kind']}|{row['low']}-{row['high']} {row['currency']}|{row['source'][:40]}"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=_row_id)
+def test_price_row_shape(row: dict) -> None:
+    for key in ("item", "kind", "gpus", "low", "high", "currency", "region", "source", "quoted", "note"):
+        assert key in row, f"missing {key}"
+    assert row["kind"] in KINDS
+    assert isinstance(row["low"], int | float) and isinstance(row["high"], int | float)
+    assert 0 < row["low"] <= row["high"]
+    assert row["currency"] in CURRENCIES
+    assert isinstance(row["region"], str) and row["region"]
+    assert isinstance(row["source"], str) and row["source"].strip()
+    assert row["source"].startswith(("http://", "https://", "seed:"))
+    assert isinstance(row["note"], str) and row["note"].strip()
+    quoted = _as_date(row["quoted"])
+    assert date(2020, 1, 1) <= quoted <= date.today()
+
+
+@pytest.mark.parametrize("row", ROWS, ids=_row_id)
+def test_items_exist_and_match_kind(row: dict) -> None:
+    item = row["item"]
+    m = SERVER_RE.match(item)
+    if row["kind"] in SERVER_KINDS:
+        assert m, f"{item} should be server:<count>x<card> for {row['kind']}"
+        assert row["gpus"] == int(m.group("count"))
+    else:
+        assert m is None, f"{item} is a server but kind is {row['kind']}"
+        assert row["gpus"] == 1
+    assert _card_of(item) in CARD_NAMES, f"{item}: card not in gpus.toml"
+
+
+def test_fx_present_and_dated() -> None:
+    fx = PRICES["fx"]
+    assert 5.0 < fx["cny_per_usd"] < 9.0
+    assert _as_date(fx["date"]) <= date.today()
+    assert fx["source"].startswith("http")
+
+
+def test_seed_rows_cite_a_seed_section() -> None:
+    seeds = [r for r in ROWS if r["source"].startswith("seed:")]
+    assert seeds
+    for r in seeds:
+        assert r["source"].startswith((SEED_000, SEED_003))
+        assert "§" in r["source"], "seed rows name the section they come from"
+        assert r["currency"] == "CNY"
+        assert r["region"] == "china"
+
+
+# Every price in DOMAIN.md "Cards and prices", as (item, kind, low, high, seed or None for any seed).
+DOMAIN_PRICES = [
+    # per card (003)
+    ("rtx-4090", "buy_card", 12000, 15000, SEED_003),
+    ("l40s", "buy_card", 25000, 30000, SEED_003),
+    ("a100-80gb", "buy_card", 80000, 100000, SEED_003),
+    ("h100-sxm", "buy_card", 200000, 250000, SEED_003),
+    # whole servers
+    ("server:1xrtx-4090", "buy_server", 25000, 30000, SEED_000),
+    ("server:1xrtx-4090", "buy_server", 20000, 40000, SEED_003),
+    ("server:2xrtx-4090", "buy_server", 50000, 80000, SEED_000),
+    ("server:1xrtx-6000-ada", "buy_server", 50000, 80000, SEED_000),
+    ("server:1xa100-80gb", "buy_server", 100000, 150000, SEED_000),
+    ("server:1xl40s", "buy_server", 100000, 150000, SEED_000),
+    ("server:4xrtx-4090", "buy_server", 80000, 120000, SEED_000),
+    ("server:4xl40s", "buy_server", 100000, 150000, SEED_003),
+    ("server:4xl40s", "buy_server", 200000, 300000, SEED_000),
+    ("server:8xa800", "buy_server", 800000, 1100000, SEED_000),
+    ("server:8xa800", "buy_server", 1000000, 1500000, SEED_000),
+    ("server:8xa100-80gb", "buy_server", 800000, 1200000, SEED_003),
+    ("server:8xh800", "buy_server", 1800000, 2500000, SEED_000),
+    ("server:8xh100-sxm", "buy_server", 1500000, 2000000, SEED_003),
+    # rent
+    ("server:1xrtx-4090", "rent_server_month", 2500, 4000, SEED_000),
+    ("a100-80gb", "rent_card_hour", 30, 50, SEED_000),
+    ("a100-80gb", "rent_card_hour", 30, 30, SEED_000),
+    ("server:8xa800", "rent_server_month", 100000, 200000, SEED_000),
+    ("server:1xa800", "rent_server_month", 20000, 20000, SEED_000),
+]
+
+
+@pytest.mark.parametrize(("item", "kind", "low", "high", "seed"), DOMAIN_PRICES)
+def test_domain_seed_price_present(item: str, kind: str, low: int, high: int, seed: str) -> None:
+    assert _find(item, kind, low, high, "CNY", seed), f"missing seed price {item} {kind} {low}-{high}"
+
+
+def test_seed_spot_checks() -> None:
+    def any_card(prefix: str, kind: str, low: int, high: int) -> bool:
+        return any(
+            r["item"].startswith(prefix)
+            and r["kind"] == kind
+            and r["currency"] == "CNY"
+            and r["low"] == low
+            and r["high"] == high
+            and r["source"].startswith("seed:")
+            for r in ROWS
+        )
+
+    assert any_card("rtx-4090", "buy_card", 12000, 15000)
+    assert any_card("l40s", "buy_card", 25000, 30000)
+    assert any_card("a100", "buy_card", 80000, 100000)
+    assert any_card("h100", "buy_card", 200000, 250000)
+    assert any_card("server:8xa800", "buy_server", 800000, 1100000)
+    assert any_card("server:8xa800", "buy_server", 1000000, 1500000)
+    assert any_card("server:1xrtx-4090", "rent_server_month", 2500, 4000)
+    assert any_card("a100", "rent_card_hour", 30, 50)
+
+
+def _ranges(item: str, kind: str) -> set[tuple[float, float]]:
+    return {(r["low"], r["high"]) for r in ROWS if r["item"] == item and r["kind"] == kind}
+
+
+def test_seeds_disagreeing_both_kept() -> None:
+    assert {(100000, 150000), (200000, 300000)} <= _ranges("server:4xl40s", "buy_server")
+    assert {(800000, 1100000), (1000000, 1500000), (1200000, 1800000)} <= _ranges(
+        "server:8xa800", "buy_server"
+    )
+    assert {(25000, 30000), (20000, 40000), (40000, 50000)} <= _ranges("server:1xrtx-4090", "buy_server")
+
+
+def test_public_usd_rent_coverage() -> None:
+    usd_rent = [r for r in ROWS if r["kind"] == "rent_card_hour" and r["currency"] == "USD"]
+    providers = {r["source"].split()[0].split("/")[2] for r in usd_rent}
+    assert {"lambda.ai", "www.runpod.io", "www.coreweave.com", "aws.amazon.com"} <= providers
+    cards = {r["item"] for r in usd_rent}
+    assert {
+        "h100-sxm",
+        "h100-pcie",
+        "a100-80gb",
+        "a100-40gb",
+        "l40s",
+        "rtx-4090",
+        "rtx-a6000",
+        "h200",
+        "b200",
+        "mi300x",
+    } <= cards
+    for r in usd_rent:
+        # on-demand per-GPU-hour rates sit in a plausible band
+        assert 0.1 <= r["low"] <= r["high"] <= 20
+
+
+def test_derived_instance_rates_say_so() -> None:
+    instance_priced = ("aws.amazon.com", "coreweave.com", "dstack")
+    for r in ROWS:
+        if r["kind"] == "rent_card_hour" and any(s in r["source"] for s in instance_priced):
+            assert "derived" in r["note"] and "/ 8" in r["note"]
+
+
+def test_rtx4090_msrp() -> None:
+    assert _find("rtx-4090", "buy_card", 1599, 1599, "USD")
+
+
+def test_scenarios() -> None:
+    by_name = {s["name"]: s for s in PRICES["scenario"]}
+    own = by_name["8xa800-self-built"]
+    assert (own["upfront_low"], own["upfront_high"], own["monthly_low"], own["monthly_high"]) == (
+        1000000,
+        1500000,
+        30000,
+        50000,
+    )
+    rent = by_name["8xa800-rent"]
+    assert (rent["upfront_low"], rent["monthly_low"], rent["monthly_high"]) == (0, 100000, 200000)
+    hybrid = by_name["4xa800-owned-plus-rented"]
+    assert (hybrid["monthly_low"], hybrid["monthly_high"]) == (20000, 30000)
+    for s in PRICES["scenario"]:
+        assert s["source"].startswith("seed:") and s["currency"] == "CNY"
+        _as_date(s["quoted"])
+
+
+def test_power_rows() -> None:
+    power = PRICES["power"]
+    regions = {p["region"]: p for p in power}
+    assert {"chengdu", "jiangsu", "china", "global"} <= set(regions)
+    for p in power:
+        assert 0 < p["low"] <= p["high"]
+        assert p["currency"] in CURRENCIES
+        assert p["unit"] == "kWh"
+        assert p["source"].strip()
+        _as_date(p["quoted"])
+
+    def span(region: str) -> tuple[float, float, str]:
+        return regions[region]["low"], regions[region]["high"], regions[region]["currency"]
+
+    assert span("chengdu") == (0.8, 1.2, "CNY")
+    assert span("jiangsu") == (0.6, 0.8, "CNY")
+    assert regions["china"]["currency"] == "CNY"
+    assert regions["global"]["currency"] == "USD"
+
+
+def test_assumptions() -> None:
+    a = PRICES["assumptions"]
+    assert 1.0 < a["pue"]["value"] < 2.5
+    assert a["depreciation_months"]["value"] == 36
+    assert a["host_power_w"]["value"] > 0
+    for key in ("pue", "host_power_w", "depreciation_months"):
+        assert a[key]["source"].strip()
+        _as_date(a[key]["quoted"])
+    claims = {c["name"]: c for c in a["claim"]}
+    share = claims["card_share_of_server_price"]
+    assert (share["low"], share["high"]) == (0.6, 0.7)
+    assert claims["buy_threshold_hours_per_month"]["low"] == 400
+    assert claims["buy_threshold_hours_per_year"]["low"] == 3000
+    assert (claims["8xa800_server_power_kw"]["low"], claims["8xa800_server_power_kw"]["high"]) == (8, 12)
+    for c in a["claim"]:
+        assert c["low"] <= c["high"]
+        assert c["source"].startswith("seed:")
+    ops = {o["name"]: o for o in a["operations"]}
+    assert (ops["8xa800-self-built-running-cost"]["low"], ops["8xa800-self-built-running-cost"]["high"]) == (
+        30000,
+        50000,
+    )
