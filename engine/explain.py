@@ -75,9 +75,32 @@ def _inference_lines(spec: ModelSpec, req: Request) -> list[str]:
     return lines
 
 
+def seeds_rule(spec: ModelSpec, req: Request) -> str | None:
+    """The buying guides' rule of thumb next to this answer's recipe (DOMAIN.md), so a reader
+    sees which assumption makes the two differ instead of two unexplained numbers."""
+    billions = spec.params / 1e9
+    if req.method in ("full-finetune", "pretrain"):
+        w, g, o = memory.recipe_bytes(req.optimizer, req.precision)
+        return (f"the seeds' rule of thumb (000) counts 8 bytes/param for a full fine-tune "
+                f"(7B -> 56 GB, 13B -> 104 GB): {billions * 8:.0f} GB here, which holds for pure-"
+                f"bf16 AdamW (optimizer=adamw-bf16); this answer's recipe counts {w + g + o:g} "
+                f"bytes/param = {billions * (w + g + o):.0f} GB of model states before activations")
+    if req.method == "inference":
+        return (f"the seeds' rule of thumb (000): weights x 1.2 = {billions * 2 * 1.2:.0f} GB in "
+                "16 bit; this answer sizes the KV cache for the context and users you give instead "
+                "of a flat 20%, then keeps the 20% as headroom")
+    if req.method in ("lora", "qlora"):
+        return ("the seeds' rule of thumb (000): LoRA needs about a quarter of full fine-tuning's "
+                "memory; this answer counts the frozen base, the adapters and the activations")
+    return None
+
+
 def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = ()) -> list[str]:
     lines = [_model_line(spec), *model_notes]
     lines += _training_lines(spec, req) if req.is_training else _inference_lines(spec, req)
+    rule = seeds_rule(spec, req)
+    if rule:
+        lines.append(rule)
     lines.append(
         f"runtime overhead: CUDA context {memory.CUDA_CONTEXT / memory.GIB:.1f} GiB, NCCL buffers "
         f"{memory.NCCL_BUFFERS / memory.GIB:.0f} GiB per GPU when gpus > 1, allocator "

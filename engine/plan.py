@@ -113,7 +113,7 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     else:
         grads = memory.gradients(trainable, gb, tp=mp, dp=s.dp, zero=zero,
                                  offload_all=offload_all)
-        g_text = (f"{trainable / 1e9:.3f}B trainable x {gb:g} B {_mp_text(s)}{_shard_text(s, 2)}"
+        g_text = (f"{trainable / 1e9:.3f}B trainable x {gb:g} B{_mp_text(s)}{_shard_text(s, 2)}"
                   + (" (on host)" if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
     paged = req.optimizer == "paged-adamw-8bit"
@@ -138,7 +138,7 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         host += sharded_host(trainable * (wb + gb), s)
     per_logit = logit * s.tp / (req.seq_len * req.batch * spec.vocab)
     detail = (
-        ("weights", f"{w_text} {_mp_text(s)}{_shard_text(s, 3)}"
+        ("weights", f"{w_text}{_mp_text(s)}{_shard_text(s, 3)}"
          + (f" + ZeRO-3 gather buffer {_gib(gather)}" if gather else "")
          + (" (on host: offload=all)" if offload_all else "")),
         ("gradients", g_text),

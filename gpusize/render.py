@@ -61,8 +61,8 @@ def table(plans: list[Plan]) -> list[str]:
 
 def render(ans: Answer) -> str:
     model = ans.model
-    active = (f", {model.active_params / 1e9:.1f}B active" if model.active_params != model.params
-              else "")
+    active = (f", {model.active_params / 1e9:.1f}B active"
+              if model.active_params < 0.9 * model.params else "")
     method = ans.plans[0].method if ans.plans else ""
     head = f"{model.display} ({model.params / 1e9:.2f}B params{active}) — {method}"
     lines = [head, ""]
