@@ -40,6 +40,44 @@ class Speed(_Doc):
     detail: str = ""
 
 
+class BuyCost(_Doc):
+    capex: float | None
+    monthly_depreciation: float | None
+    monthly_power: float
+    monthly_ops: float | None
+    monthly_total: float | None
+
+
+class RentCost(_Doc):
+    per_gpu_hour: float | None
+    monthly: float | None
+
+
+class JobCost(_Doc):
+    hours: float | None = Field(None, description="wall-clock hours of the tokens= job")
+    rent: float | None = None
+    buy_share: float | None = Field(None, description="owning cost attributable to the job")
+
+
+class Cost(_Doc):
+    """Amounts in `currency`; null where the catalog has no price for that option."""
+
+    currency: str
+    hours_per_month: float
+    months: int
+    buy: BuyCost
+    rent: RentCost
+    break_even_hours_per_month: float | None
+    seeds_claim_hours_per_month: float = Field(400, description="the seeds' fixed threshold")
+    job: JobCost
+    mode: str | None = Field(None, description="buy or rent: cheaper over `months`")
+    horizon_total: float | None = None
+    within_budget: bool | None = None
+    price_sources: list[str] = []
+    stale: list[str] = []
+    notes: list[str] = []
+
+
 class Settings(_Doc):
     """The knobs this plan resolved to, so a reader can rerun it exactly."""
 
@@ -67,6 +105,7 @@ class Plan(_Doc):
     settings: Settings
     memory: Memory
     speed: Speed = Speed()
+    cost: Cost | None = None
     notes: list[str] = []
 
 
@@ -80,10 +119,33 @@ class ModelInfo(_Doc):
     template: bool = False
 
 
+class Alternative(_Doc):
+    """A change that makes the request fit (or fit the budget), with what it costs."""
+
+    change: str
+    plan: Plan
+
+
+class Trial(_Doc):
+    """The seeds' step 5: rent the top plan for one real epoch before buying."""
+
+    gpu: str
+    gpus: int
+    epoch_tokens: int
+    hours: float
+    rent: float | None
+    currency: str
+    note: str
+
+
 class Answer(_Doc):
     query: str
     pinned: bool = Field(False, description="gpu= and gpus= given: plans[0] is that configuration")
     model: ModelInfo
     plans: list[Plan]
+    recommendation: str = ""
+    alternatives: list[Alternative] = []
+    advice: list[str] = []
+    trial: Trial | None = None
     assumptions: list[str]
     warnings: list[str] = []

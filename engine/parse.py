@@ -179,6 +179,13 @@ def _quant(key: str, value: str) -> str:
                     "q5km": "q5_k_m", "q3km": "q3_k_m", "q8": "q8_0", "q4": "q4_0"})
 
 
+def _positive(key: str, value: str) -> float:
+    if re.fullmatch(_NUMBER, value) and float(value) > 0:
+        return float(value)
+    raise ParseError(f"{key}={_short(value)} must be a positive number, like {key}=0.9.",
+                     token=f"{key}={value}")
+
+
 def _flag(key: str, value: str) -> bool:
     if value in ("true", "yes", "on", "1"):
         return True
@@ -251,6 +258,9 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                  "CNY|USD"),
     "region": ("region", _region, "e.g. chengdu, jiangsu"),
     "hours": ("hours", _hours, "GPU hours per month, e.g. 300"),
+    "months": ("months", _plain_count, "months to depreciate a purchase over, e.g. 36"),
+    "power_price": ("power_price", lambda k, v: _positive(k, v), "per kWh in the answer's currency"),
+    "goal": ("goal", lambda k, v: _choice(k, v, ("cost", "time")), "cost|time"),
 }
 KEY_ALIASES = {
     "card": "gpu", "cards": "gpus", "count": "gpus", "n": "gpus", "ngpus": "gpus",
@@ -262,7 +272,9 @@ KEY_ALIASES = {
     "target": "targets", "quantization": "quant", "q": "quant", "weights": "quant",
     "ctx": "context", "context_length": "context", "concurrency": "users",
     "concurrent": "users", "streams": "users", "kv_cache": "kv", "kv_dtype": "kv",
-    "tensor_parallel": "tp", "optimizer_in_bwd": "fused_step", "fused": "fused_step",
+    "tensor_parallel": "tp", "power": "power_price", "electricity": "power_price",
+    "sort": "goal", "rank_by": "goal", "horizon": "months",
+    "optimizer_in_bwd": "fused_step", "fused": "fused_step",
     "torch_compile": "compile", "backend": "engine",
 }
 
@@ -317,6 +329,8 @@ def parse_option(token: str) -> tuple[str, Any]:
                          suggestion=(f"{s}=" if (s := _suggest(key, tuple(KEYS))) else None))
     if not value:
         raise ParseError(f"{key}= has no value; expected {KEYS[key][2]}.", token=token)
+    if key == "rank" and value.lower() in ("cost", "time"):
+        key = "goal"  # rank=cost|time ranks the plans; rank=16 is the LoRA rank
     name, convert, _ = KEYS[key]
     return name, convert(key, value.lower() if key not in ("currency",) else value)
 

@@ -8,6 +8,7 @@ every card: that is what keeps a full answer within a few milliseconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 
 from engine import catalog, memory, speed
@@ -286,7 +287,10 @@ def settings_for(req: Request, s: Strategy) -> Settings:
         context=None if training else req.context, users=None if training else req.users)
 
 
-def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> Plan:
+def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
+          today: date) -> Plan:
+    from engine.recommend import price_plan
+
     c = _cached_components(spec, req, s)
     mem = build_memory(c, gpus, gpu, req.headroom)
     notes = []
@@ -299,10 +303,11 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -
                      "headroom this answer keeps (set headroom= to accept less)")
     if req.is_training and gpus > 1 and not gpu.has_nvlink:
         notes.append(f"{gpu.display} has no NVLink: gradient and shard traffic goes over PCIe")
+    plan_speed_ = plan_speed(spec, req, gpu, gpus, s)
     return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
                 strategy=s.describe(gpus, req.method, gpu.has_nvlink),
-                settings=settings_for(req, s), memory=mem, speed=plan_speed(spec, req, gpu, gpus, s),
-                notes=notes)
+                settings=settings_for(req, s), memory=mem, speed=plan_speed_,
+                cost=price_plan(gpu, gpus, req, today, plan_speed_.train_hours), notes=notes)
 
 
 def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> Speed:
@@ -326,22 +331,34 @@ def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strate
                  detail=tr.detail)
 
 
+def fit_at(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int) -> tuple[Strategy | None, tuple]:
+    """The strategy to use on n cards (the fastest that fits; ties keep the lighter one), or
+    None and the closest miss as (need, strategy)."""
+    fitting = []
+    closest: tuple = ()
+    for s in strategies(spec, req, n, gpu.has_nvlink):
+        need = _total(_cached_components(spec, req, s), n) * (1 + req.headroom)
+        if need <= gpu.memory_bytes:
+            fitting.append(s)
+        elif not closest or need < closest[0]:
+            closest = (need, s)
+    if not fitting:
+        return None, closest
+    if len(fitting) == 1 or not req.is_training:
+        return fitting[0], closest
+    return max(fitting, key=lambda s: _train_rate(spec, req, gpu, n, s)), closest
+
+
 def best_for_card(spec: ModelSpec, req: Request, gpu: GpuSpec,
                   counts: tuple[int, ...]) -> tuple[int, Strategy, bool] | None:
-    """Smallest count (then lightest strategy) that fits; else the closest miss."""
+    """Smallest count that fits (with its strategy); else the closest miss."""
     closest: tuple[float, int, Strategy] | None = None
     for n in counts:
-        fitting = []
-        for s in strategies(spec, req, n, gpu.has_nvlink):
-            need = _total(_cached_components(spec, req, s), n) * (1 + req.headroom)
-            if need <= gpu.memory_bytes:
-                fitting.append(s)
-            elif closest is None or need < closest[0]:
-                closest = (need, n, s)
-        if len(fitting) == 1 or (fitting and not req.is_training):
-            return n, fitting[0], True
-        if fitting:  # several shardings fit: the fastest (ties keep the lighter one)
-            return n, max(fitting, key=lambda s: _train_rate(spec, req, gpu, n, s)), True
+        s, miss = fit_at(spec, req, gpu, n)
+        if s is not None:
+            return n, s, True
+        if miss and (closest is None or miss[0] < closest[0]):
+            closest = (miss[0], n, miss[1])
     return (closest[1], closest[2], False) if closest else None
 
 
@@ -358,10 +375,14 @@ def _train_rate(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strat
 
 
 def estimate(spec: ModelSpec, req: Request, *, query: str = "",
-             model_notes: tuple[str, ...] = ()) -> Answer:
-    """The full answer for one request: plans, assumptions and warnings."""
+             model_notes: tuple[str, ...] = (), today: date | None = None,
+             with_alternatives: bool = True) -> Answer:
+    """The full answer for one request: ranked plans, the recommendation and why, what would
+    fit instead when nothing does, the seeds' advice and a trial run, and the assumptions."""
+    from engine import recommend
     from engine.explain import assumptions, warnings
 
+    today = today or date.today()
     cards = [catalog.gpus()[req.gpu]] if req.gpu else list(catalog.gpus().values())
     default_counts = SERVE_COUNTS if req.method == "inference" else TRAIN_COUNTS
     counts = (req.gpus,) if req.gpus else default_counts
@@ -373,15 +394,42 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
             misses.append(f"{gpu.name}: no valid sharding for gpus={req.gpus}")
             continue
         n, s, fits = found
-        if fits or (req.gpu and req.gpus) or req.gpu:
-            plans.append(_plan(spec, req, gpu, n, s))
-        else:
+        if not fits and not req.gpu:
             misses.append(f"{gpu.display}: does not fit in {counts[-1]} cards")
-    plans.sort(key=lambda p: (not p.memory.fits, p.gpus * p.memory.capacity, -_bw(p.gpu)))
+            continue
+        options = [_plan(spec, req, gpu, n, s, today)]
+        if fits and req.goal == "time" and not req.gpus:
+            # more cards finish sooner: consider up to 8x the smallest count (one server at least)
+            for bigger in (c for c in counts if n < c <= max(8 * n, GPUS_PER_SERVER)):
+                more, _ = fit_at(spec, req, gpu, bigger)
+                if more is not None:
+                    options.append(_plan(spec, req, gpu, bigger, more, today))
+        plans.append(min(options, key=lambda p: recommend.score(p, req)))
+    plans.sort(key=lambda p: (recommend.score(p, req), p.gpus * p.memory.capacity))
     info = ModelInfo(name=spec.name, display=spec.display, params=spec.params,
                      active_params=spec.active_params, source=spec.source,
                      retrieved=spec.retrieved, template=spec.template)
+    top = plans[0] if plans else None
+    usable = top is not None and recommend.score(top, req)[0] != float("inf")
+    text = ""
+    if usable:
+        text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
+    elif top is not None and top.memory.fits:
+        text = "Nothing fits the budget: " + recommend.over_budget(plans, req)
+    elif top is not None:
+        m = top.memory
+        text = (f"Does not fit {top.gpus} x {top.gpu_display}: needs {m.total / 1024**3:.1f} GiB "
+                f"+ {req.headroom:.0%} headroom per GPU, the card has {m.capacity / 1024**3:.1f} "
+                "GiB." + (" What would fit is listed below." if with_alternatives else ""))
+    alternatives = []
+    if with_alternatives and not usable:
+        from engine.alternatives import alternatives as find_alternatives
+
+        alternatives = find_alternatives(spec, req, today=today)
     return Answer(query=query, pinned=bool(req.gpu and req.gpus), model=info, plans=plans,
+                  recommendation=text, alternatives=alternatives,
+                  advice=recommend.advice(spec, req, plans),
+                  trial=recommend.trial(top, req) if usable else None,
                   assumptions=assumptions(spec, req, model_notes),
                   warnings=warnings(spec, req, plans) + misses)
 

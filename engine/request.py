@@ -69,6 +69,9 @@ class Request(BaseModel):
     currency: Currency | None = None
     region: str | None = None
     hours: float | None = Field(None, gt=0, le=744)
+    months: int = Field(36, ge=1, le=120)
+    power_price: float | None = Field(None, gt=0, le=100)
+    goal: Literal["cost", "time"] = "cost"
 
     @property
     def is_training(self) -> bool:
@@ -92,6 +95,22 @@ class Request(BaseModel):
         if self.method == "pretrain":
             return "selective"
         return "full" if self.is_training else "none"
+
+    @property
+    def answer_currency(self) -> Currency:
+        if self.currency is not None:
+            return self.currency
+        if self.budget is not None and self.budget.currency is not None:
+            return self.budget.currency
+        return "CNY"  # the seeds' market
+
+    @property
+    def hours_per_month(self) -> float:
+        # A served model runs around the clock; a training server is busy part-time: the seeds
+        # note most teams use under 30% of their cards (0.3 x 730 h).
+        if self.hours is not None:
+            return self.hours
+        return 730.0 if self.method == "inference" else 219.0
 
     @property
     def serving_engine(self) -> Engine:

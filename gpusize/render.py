@@ -50,12 +50,56 @@ def breakdown(plan: Plan) -> list[str]:
     return lines
 
 
+def _money(amount: float | None, currency: str) -> str:
+    from engine.recommend import money
+
+    return money(amount, currency)
+
+
 def table(plans: list[Plan]) -> list[str]:
-    lines = [f"  {'card':<24} {'GPUs':>4}  {'per GPU':>11}  {'of':>9}  {'fit':<4} sharding"]
+    cur = next((p.cost.currency for p in plans if p.cost), "")
+    lines = [f"  {'card':<24} {'GPUs':>4}  {'per GPU':>9} {'of':>7}  {'buy':>10} {'rent/mo':>10} "
+             f"{'speed':>12}  sharding"]
     for p in plans:
-        m = p.memory
-        lines.append(f"  {p.gpu_display:<24} {p.gpus:>4}  {gib(m.total + m.headroom):>11}  "
-                     f"{gib(m.capacity):>9}  {'yes' if m.fits else 'no':<4} {p.strategy}")
+        m, c = p.memory, p.cost
+        buy = _money(c.buy.capex, cur) if c else "-"
+        rent = _money(c.rent.monthly, cur) if c else "-"
+        sp = p.speed
+        if sp.decode_tokens_per_s:
+            speed = f"{sp.decode_tokens_per_s:,.0f} tok/s"
+        elif sp.train_hours is not None:
+            speed = f"{sp.train_hours:,.0f} h"
+        elif sp.train_tokens_per_s:
+            speed = f"{sp.train_tokens_per_s:,.0f} tok/s"
+        else:
+            speed = "-"
+        fit = "" if m.fits else " (no fit)"
+        lines.append(f"  {p.gpu_display:<24} {p.gpus:>4}  {gib(m.total + m.headroom):>9} "
+                     f"{m.capacity / GIB:>5.0f}Gi  {buy.replace(' ' + cur, ''):>10} "
+                     f"{rent.replace(' ' + cur, ''):>10} {speed:>12}  {p.strategy}{fit}")
+    return lines
+
+
+def cost_lines(plan: Plan) -> list[str]:
+    c = plan.cost
+    if c is None:
+        return []
+    lines = [f"Cost ({c.currency}, {c.hours_per_month:g} h/month, {c.months} months):"]
+    if c.buy.capex is not None:
+        lines.append(f"  buy   {_money(c.buy.capex, c.currency)} up front; per month: depreciation "
+                     f"{_money(c.buy.monthly_depreciation, c.currency)}, power "
+                     f"{_money(c.buy.monthly_power, c.currency)}, operations "
+                     f"{_money(c.buy.monthly_ops, c.currency)}")
+    if c.rent.per_gpu_hour is not None:
+        lines.append(f"  rent  {c.rent.per_gpu_hour:.2f} {c.currency} per GPU-hour = "
+                     f"{_money(c.rent.monthly, c.currency)}/month")
+    if c.break_even_hours_per_month is not None:
+        lines.append(f"  break-even: buying is cheaper above {c.break_even_hours_per_month:.0f} "
+                     f"h/month (the seeds claim {c.seeds_claim_hours_per_month:.0f} h/month)")
+    if c.job.hours is not None:
+        lines.append(f"  this job: {c.job.hours:,.1f} h, {_money(c.job.rent, c.currency)} rented, "
+                     f"{_money(c.job.buy_share, c.currency)} of owning cost")
+    lines += [f"  price: {s}" for s in c.price_sources]
     return lines
 
 
@@ -66,15 +110,30 @@ def render(ans: Answer) -> str:
     method = ans.plans[0].method if ans.plans else ""
     head = f"{model.display} ({model.params / 1e9:.2f}B params{active}) — {method}"
     lines = [head, ""]
+    if ans.recommendation:
+        lines += [ans.recommendation, ""]
+    if ans.alternatives:
+        lines.append("What would fit:")
+        lines += [f"  - {a.change}" for a in ans.alternatives]
+        lines.append("")
     if not ans.plans:
         lines.append("No card in the catalog can hold this configuration.")
-    elif ans.pinned:
-        lines += breakdown(ans.plans[0])
     else:
-        lines.append("Smallest GPU count per card that fits (with headroom), least memory bought first:")
-        lines += table(ans.plans)
-        lines += ["", "Breakdown of the first option:"]
+        if not ans.pinned and len(ans.plans) > 1:
+            lines.append("Options, best first (smallest GPU count that fits per card):")
+            lines += table(ans.plans[:6])
+            if len(ans.plans) > 6:
+                lines.append(f"  ... {len(ans.plans) - 6} more in --json")
+            lines.append("")
+        lines.append("Memory of the first option:")
         lines += breakdown(ans.plans[0])
+        if ans.plans[0].speed.detail:
+            lines.append(f"  speed: {ans.plans[0].speed.detail}")
+        lines += ["", *cost_lines(ans.plans[0])]
+    if ans.trial:
+        lines += ["", f"Before buying: {ans.trial.note}"]
+    if ans.advice:
+        lines += ["", "Advice from the buying guides:"] + [f"  - {a}" for a in ans.advice]
     if ans.warnings:
         lines += ["", "Warnings:"] + [f"  ! {w}" for w in ans.warnings]
     lines += ["", "Assumptions:"] + [f"  - {a}" for a in ans.assumptions]

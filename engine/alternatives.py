@@ -1,0 +1,99 @@
+"""What would fit: when the pinned card, every card or the budget says no, try the changes a
+practitioner would try next and report each with its memory, cost and time."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from engine.answer import Alternative, Plan
+from engine.architecture import ModelSpec
+from engine.request import Request
+
+# (description, changes to the request), cheapest-in-effort first, per method
+VARIANTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "full-finetune": [
+        ("with LoRA", {"method": "lora"}),
+        ("with QLoRA", {"method": "qlora", "quant": None}),
+        ("with full checkpointing + 8-bit AdamW", {"checkpointing": "full",
+                                                    "optimizer": "adamw-8bit"}),
+        ("with optimizer offload to CPU", {"offload": "optimizer", "zero": None}),
+    ],
+    "pretrain": [
+        ("with full checkpointing + 8-bit AdamW", {"checkpointing": "full",
+                                                    "optimizer": "adamw-8bit"}),
+    ],
+    "lora": [
+        ("with QLoRA", {"method": "qlora", "quant": None}),
+        ("with full checkpointing and chunked loss", {"checkpointing": "full", "loss": "chunked"}),
+    ],
+    "qlora": [
+        ("with full checkpointing and chunked loss", {"checkpointing": "full", "loss": "chunked"}),
+    ],
+    "inference": [
+        ("with 4-bit AWQ weights", {"quant": "awq"}),
+        ("with an fp8 KV cache", {"kv": "fp8"}),
+        ("with GGUF Q4_K_M in llama.cpp", {"quant": "q4_k_m"}),
+    ],
+}
+
+
+def _describe(change: str, plan: Plan, base: Plan | None) -> str:
+    m = plan.memory
+    text = (f"{change}: fits {plan.gpus} x {plan.gpu_display} ({m.total / 1024**3:.1f} of "
+            f"{m.capacity / 1024**3:.1f} GiB)")
+    c = plan.cost
+    if c is not None:
+        from engine.recommend import money
+
+        parts = []
+        if c.buy.capex is not None:
+            parts.append(f"{money(c.buy.capex, c.currency)} to buy")
+        if c.rent.monthly is not None:
+            parts.append(f"{money(c.rent.monthly, c.currency)}/month to rent")
+        if parts:
+            text += ", " + " or ".join(parts)
+    if base is not None:
+        slow = _time_ratio(plan, base)
+        if slow is not None:
+            text += f", {slow:.2g}x the time of {base.gpus} x {base.gpu_display} as asked"
+    return text
+
+
+def _time_ratio(plan: Plan, base: Plan) -> float | None:
+    a, b = plan.speed, base.speed
+    # the same work on both: time scales with 1 / tokens per second of the whole plan
+    if a.train_tokens_per_s and b.train_tokens_per_s:
+        return b.train_tokens_per_s / a.train_tokens_per_s
+    if a.decode_tokens_per_s and b.decode_tokens_per_s:
+        return b.decode_tokens_per_s / a.decode_tokens_per_s
+    return None
+
+
+def alternatives(spec: ModelSpec, req: Request, *, today: date) -> list[Alternative]:
+    from engine.plan import estimate
+    from engine.recommend import score
+
+    def usable(r: Request) -> Plan | None:
+        ans = estimate(spec, r, today=today, with_alternatives=False)
+        top = ans.plans[0] if ans.plans else None
+        return top if top is not None and score(top, r)[0] != float("inf") else None
+
+    base_ans = estimate(spec, req, today=today, with_alternatives=False)
+    base = base_ans.plans[0] if base_ans.plans else None
+    out: list[Alternative] = []
+    for change, update in VARIANTS[req.method]:
+        if all(getattr(req, k) == v for k, v in update.items()):
+            continue
+        try:
+            variant = Request(**{**req.model_dump(), **update})
+        except ValueError:
+            continue
+        plan = usable(variant)
+        if plan is not None:
+            out.append(Alternative(change=_describe(change, plan, base), plan=plan))
+    if req.gpu or req.gpus:  # another card or count
+        plan = usable(req.model_copy(update={"gpu": None, "gpus": None}))
+        if plan is not None:
+            out.append(Alternative(change=_describe("on other cards", plan, base), plan=plan))
+    return out[:4]

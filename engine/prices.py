@@ -1,0 +1,140 @@
+"""The bundled price catalog (engine/data/prices.toml): dated prices with their sources.
+
+Every figure keeps its currency; conversion uses the catalog's dated CNY/USD fixing and says so.
+A price quoted more than STALE_DAYS before the answer's date is flagged stale.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import date
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+Kind = Literal["buy_card", "buy_server", "rent_card_hour", "rent_server_month"]
+Currency = Literal["CNY", "USD"]
+STALE_DAYS = 90
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Price(_Row):
+    item: str
+    kind: Kind
+    gpus: int
+    low: float
+    high: float
+    currency: Currency
+    region: str = "global"
+    source: str
+    quoted: date
+    note: str = ""
+
+    @property
+    def mid(self) -> float:
+        return (self.low + self.high) / 2
+
+    def age_days(self, today: date) -> int:
+        return (today - self.quoted).days
+
+    def is_stale(self, today: date) -> bool:
+        return self.age_days(today) > STALE_DAYS
+
+    def cite(self, today: date) -> str:
+        span = f"{self.low:,.0f}" if self.low == self.high else f"{self.low:,.0f}-{self.high:,.0f}"
+        if self.high < 100:
+            span = f"{self.low:g}" if self.low == self.high else f"{self.low:g}-{self.high:g}"
+        stale = f", STALE ({self.age_days(today)} days old)" if self.is_stale(today) else ""
+        return f"{self.item} {self.kind} {span} {self.currency} ({self.source}, {self.quoted}{stale})"
+
+
+class Power(_Row):
+    region: str
+    low: float
+    high: float
+    currency: Currency
+    source: str
+    quoted: date
+
+    @property
+    def mid(self) -> float:
+        return (self.low + self.high) / 2
+
+
+class Fx(_Row):
+    cny_per_usd: float
+    date: date
+    source: str
+
+
+class Assumption(_Row):
+    value: float
+    unit: str
+    source: str
+    quoted: date
+
+
+class Claim(_Row):
+    name: str
+    low: float
+    high: float
+    unit: str = ""
+    source: str
+
+
+class PriceBook(_Row):
+    fx: Fx
+    prices: tuple[Price, ...]
+    power: tuple[Power, ...]
+    pue: Assumption
+    host_power_w: Assumption
+    depreciation_months: Assumption
+    claims: dict[str, Claim]
+    _by_item: dict[tuple[str, str], tuple[Price, ...]] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, _context: object) -> None:
+        index: dict[tuple[str, str], list[Price]] = {}
+        for row in self.prices:
+            index.setdefault((row.item, row.kind), []).append(row)
+        self._by_item = {k: tuple(v) for k, v in index.items()}
+
+    def convert(self, amount: float, source: str, target: str) -> float:
+        if source == target:
+            return amount
+        if source == "USD":
+            return amount * self.fx.cny_per_usd
+        return amount / self.fx.cny_per_usd
+
+    def candidates(self, item: str, kind: str) -> tuple[Price, ...]:
+        return self._by_item.get((item, kind), ())
+
+    def power_price(self, region: str) -> Power | None:
+        for row in self.power:
+            if row.region == region:
+                return row
+        return None
+
+
+def _load_text(text: str) -> PriceBook:
+    data = tomllib.loads(text)
+    a = data["assumptions"]
+    return PriceBook(
+        fx=Fx(**data["fx"]),
+        prices=tuple(Price(**row) for row in data["price"]),
+        power=tuple(Power(**row) for row in data["power"]),
+        pue=Assumption(**a["pue"]),
+        host_power_w=Assumption(**a["host_power_w"]),
+        depreciation_months=Assumption(**a["depreciation_months"]),
+        claims={c["name"]: Claim(**c) for c in a["claim"]},
+    )
+
+
+@cache
+def price_book() -> PriceBook:
+    text = resources.files("engine.data").joinpath("prices.toml").read_text(encoding="utf-8")
+    return _load_text(text)
