@@ -53,9 +53,10 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
         "for the loss")
     lines.append(f"precision {req.precision}" + (" with fp32 master weights" if req.optimizer in
                                                  ("adamw", "sgd") and req.precision != "fp32" else ""))
-    lines.append("sharding: without zero=/tp= each card count takes the lightest that fits, in "
-                 "order DDP, ZeRO-1, ZeRO-2, ZeRO-3/FSDP, then tensor parallel on NVLink cards; "
-                 "offload only when asked (offload=optimizer|all)")
+    lines.append("sharding: without zero=/tp= each card count takes the fastest sharding that "
+                 "fits (ties: the lightest) among DDP, ZeRO-1/2/3 (FSDP), tensor parallel on "
+                 "NVLink cards and pipeline stages across servers; offload only when asked "
+                 "(offload=optimizer|all|activations)")
     return lines
 
 
@@ -107,8 +108,36 @@ def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = ()
         f"fragmentation {memory.FRAGMENTATION:.0%} of allocated memory")
     lines.append(f"headroom {req.headroom:.0%}: a plan fits when total x {1 + req.headroom:.2f} <= "
                  "card memory as the driver reports it (the seeds' 20% margin; set headroom=)")
+    lines += _cost_lines(req)
     lines.append(FRAMEWORK)
     return lines
+
+
+def _cost_lines(req: Request) -> list[str]:
+    from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
+    from engine.prices import STALE_DAYS, price_book
+
+    book = price_book()
+    use = ("around the clock (730 h/month)" if req.method == "inference" and req.hours is None
+           else f"{req.hours_per_month:g} h/month" + (" (default: the seeds note most teams use "
+                                                      "under 30% of their cards)"
+                                                      if req.hours is None else ""))
+    return [
+        f"cost in {req.answer_currency} at {use} over {req.months} months (set hours=, months=, "
+        f"currency=); USD prices converted at {book.fx.cny_per_usd:g} CNY/USD ({book.fx.date}, "
+        f"{book.fx.source})",
+        f"buy: the catalog's server price, else cards / {CARD_SHARE:.0%} (cards are 60-70% of a "
+        f"server, seed 003); power = (TDP x GPUs + host) x PUE {book.pue.value:g} x price/kWh for "
+        f"region={req.region or 'default'}; operations {OPS_SHARE_PER_MONTH:.1%} of capex a month "
+        "(seed 000's 8x A800 running cost less its power); rent: newest catalog quote per card, "
+        "local market first",
+        f"prices older than {STALE_DAYS} days are marked STALE; ranking: "
+        + ("cheaper of buying and renting over the horizon" if req.goal == "cost"
+           else "fastest first (rank=time)")
+        + (", within budget= (capex to buy, per month to rent)" if req.budget else ""),
+        "availability of a card in your market (export controls) is not checked; the GPU "
+        "catalog's market field marks the China-market variants (A800, H800, H20, L20)",
+    ]
 
 
 def warnings(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:

@@ -206,7 +206,8 @@ def trial(plan: Plan, req: Request) -> Trial | None:
 
 def over_budget(plans: list[Plan], req: Request) -> str:
     """What the cheapest fitting plan would cost, against the budget."""
-    priced = [p for p in plans if p.memory.fits and p.cost and p.cost.horizon_total is not None]
+    priced = [p for p in plans if p.memory.fits and p.cost
+              and (p.cost.buy.capex is not None or p.cost.rent.monthly is not None)]
     budget = budget_in(req)
     currency = req.answer_currency
     if not priced:
