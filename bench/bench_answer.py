@@ -12,7 +12,7 @@ import engine
 from engine import plan
 
 QUERIES = (
-    "13B full-finetune",
+    "13B full-finetune budget=150k",
     "llama-3.1-8b qlora",
     "llama-3.1-70b lora seq=4096",
     "qwen2.5-72b inference context=8k users=20",

@@ -1,0 +1,50 @@
+"""The engine against the published measurements in validation/: the aims that hold today
+must keep holding (docs/VALIDATION.md has the full table)."""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def report():
+    spec = importlib.util.spec_from_file_location("report", ROOT / "validation" / "report.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["report"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _errors(report, path: str, metric: str) -> list[float]:
+    refs = tomllib.loads((ROOT / "validation" / path).read_text(encoding="utf-8"))["ref"]
+    rows = [report.evaluate(r) for r in refs if r["metric"] == metric
+            and r.get("kind", "measurement") == "measurement"]
+    assert all(r.error is not None for r in rows), [r.compared for r in rows if r.error is None]
+    return [abs(r.error) for r in rows]
+
+
+@pytest.mark.parametrize(("path", "metric", "aim", "at_least"), [
+    ("references.toml", "train_peak_memory", 0.10, 15),
+    ("references.toml", "inference_memory", 0.05, 8),
+    ("references.toml", "weights_size", 0.03, 20),
+    ("speed_references.toml", "decode_tokens_per_s", 0.20, 20),
+])
+def test_median_error_within_aim(report, path: str, metric: str, aim: float, at_least: int) -> None:
+    errors = _errors(report, path, metric)
+    assert len(errors) >= at_least
+    assert statistics.median(errors) <= aim
+
+
+def test_every_reference_names_its_source() -> None:
+    for path in ("references.toml", "speed_references.toml"):
+        for ref in tomllib.loads((ROOT / "validation" / path).read_text(encoding="utf-8"))["ref"]:
+            assert ref["source"].startswith(("http", "seed:")), ref["id"]
+            assert ref["quote"] and ref["retrieved"]
