@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json]
+       gpusize serve [--socket]     the Slack bot (see README "Install in your workspace")
 
   MODEL    a size (13B, 0.5B, 8x7B), a catalog name (llama-3.1-8b, qwen2.5-72b)
            or a Hugging Face repo id (meta-llama/Llama-3.1-8B)
@@ -44,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] == "--version":
         print(f"gpusize {_version()}")
         return 0
+    if args[0] == "serve":
+        return serve(args[1:])
     as_json = "--json" in args
     words = [a for a in args if a != "--json"]
     unknown = [a for a in words if a.startswith("--")]
@@ -52,6 +55,19 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     return answer(" ".join(words), as_json=as_json)
+
+
+def serve(args: list[str]) -> int:
+    """`gpusize serve [--socket] [--host H]`: the Slack bot (settings from the environment)."""
+    unknown = [a for a in args if a not in ("--socket",) and not a.startswith("--host=")]
+    if unknown:
+        print(f"gpusize serve: unknown option {unknown[0][:40]}; options: --socket, --host=ADDR",
+              file=sys.stderr)
+        return 2
+    from bot.server import serve as run_server
+
+    host = next((a.split("=", 1)[1] for a in args if a.startswith("--host=")), "0.0.0.0")
+    return run_server(socket_mode="--socket" in args, host=host)
 
 
 def answer(text: str, *, as_json: bool) -> int:

@@ -1,0 +1,325 @@
+"""The conversation: a command starts it, buttons and typed follow-ups continue it.
+
+Listeners translate Slack payloads into these calls; this module talks to the engine, the
+store and the Slack Web API, and nothing here knows about HTTP or signatures.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import RedisError
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import render, views
+from bot.followup import parse_followup
+from bot.store import ConversationStore
+from engine import ParseError, UnknownModel
+from engine.answer import Answer
+from engine.parse import Fields, build_request, parse_fields
+from engine.plan import estimate
+from engine.request import Money
+from engine.resolve import HubLookup, resolve_model
+
+log = logging.getLogger("gpusize.bot")
+Respond = Callable[..., Awaitable[Any]]
+NOT_IN_CHANNEL = ("not_in_channel", "channel_not_found", "is_archived")
+INVITE = ("I am not in this channel, so the answer is only for you. Invite me with "
+          "`/invite @gpusize` and ask again to start a thread the team can follow.")
+STATE_DOWN = ("I could not save this conversation right now, so replies in this thread will not "
+              "reach me; ask again with /gpusize later.")
+
+
+@dataclass
+class Ephemeral:
+    """What to show only to the person who asked (a command's ack)."""
+
+    text: str
+    blocks: list[dict[str, Any]]
+
+
+def notice(text: str, context: str = "") -> Ephemeral:
+    sections = [text] if len(text) <= 2900 else [text[i:i + 2900] for i in range(0, len(text), 2900)]
+    return Ephemeral(text=render.fallback(text), blocks=render.blocks(
+        "notice.json.j2", n={"sections": sections, "context": context, "user": ""}))
+
+
+def help_message() -> Ephemeral:
+    return notice(views.HELP)
+
+
+def fields_to_inputs(fields: Fields) -> dict[str, Any]:
+    inputs: dict[str, Any] = {}
+    if fields.model is not None:
+        inputs["model"] = fields.model
+    if fields.method is not None:
+        inputs["method"] = fields.method
+    for name, value in fields.options.items():
+        inputs[name] = value.model_dump() if isinstance(value, Money) else value
+    return inputs
+
+
+def inputs_to_fields(inputs: dict[str, Any]) -> Fields:
+    options = {k: (Money(**v) if k == "budget" else v) for k, v in inputs.items()
+               if k not in ("model", "method")}
+    return Fields(model=inputs.get("model"), method=inputs.get("method"), options=options)
+
+
+def show(name: str, value: Any) -> str:
+    if value is None:
+        return "—"
+    if name == "budget":
+        amount = value["amount"]
+        text = f"{amount / 1e6:g}M" if amount >= 1e6 else f"{amount / 1e3:g}k"
+        return text + (f" {value['currency']}" if value.get("currency") else "")
+    return str(value)
+
+
+def describe_changes(previous: dict[str, Any], inputs: dict[str, Any]) -> list[str]:
+    return [f"{name}: {show(name, previous.get(name))} → {show(name, value)}"
+            for name, value in inputs.items() if previous.get(name) != value]
+
+
+class Dialog:
+    def __init__(self, client: AsyncWebClient, store: ConversationStore,
+                 hub: HubLookup | None = None) -> None:
+        self.client = client
+        self.store = store
+        self.hub = hub
+
+    # -- engine ------------------------------------------------------------------------------
+
+    def answer(self, fields: Fields) -> Answer:
+        req = build_request(fields)
+        spec, notes = resolve_model(req.model, hub=self.hub)
+        return estimate(spec, req, model_notes=notes)
+
+    def check(self, text: str) -> Fields:
+        """Validate a command line without answering it (ParseError / UnknownModel)."""
+        fields = parse_fields(text)
+        if fields.model is None:
+            raise ParseError("missing MODEL: start with a size like 13B or a name like "
+                             "llama-3.1-8b.")
+        resolve_model(fields.model, hub=self.hub)
+        if fields.method is not None:
+            build_request(fields)
+        return fields
+
+    # -- the slash command ---------------------------------------------------------------------
+
+    async def command(self, *, team: str, channel: str, user: str, fields: Fields,
+                      respond: Respond) -> None:
+        """After the ack: post the answer (or the first question) in the channel."""
+        inputs = fields_to_inputs(fields)
+        if fields.method is None:
+            await self._ask_method(team=team, channel=channel, user=user, inputs=inputs,
+                                   respond=respond)
+            return
+        ans = self.answer(fields)
+        posted = await self._post(channel=channel, respond=respond, **self._answer_message(ans, 1))
+        if posted is None:
+            return
+        try:
+            await self.store.update(team, channel, posted, user=user, inputs=inputs,
+                                    meta={"_stage": "done", "_answer_ts": posted,
+                                          "_created_by": user}, note="command")
+        except RedisError:
+            log.warning("state store unavailable; answered without a thread")
+            await self._say(channel, posted, STATE_DOWN)
+
+    async def _ask_method(self, *, team: str, channel: str, user: str, inputs: dict[str, Any],
+                          respond: Respond | None, thread_ts: str | None = None) -> None:
+        q = views.method_question(inputs["model"], 1)
+        blocks = render.blocks("question.json.j2", q=q)
+        text = render.fallback(q["text"])
+        if thread_ts is None:
+            posted = await self._post(channel=channel, respond=respond, blocks=blocks, text=text)
+            if posted is None:
+                return
+        else:
+            await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                               blocks=blocks, text=text)
+        root = thread_ts or posted
+        try:
+            await self.store.update(team, channel, root, user=user, inputs=inputs,
+                                    meta={"_stage": "method", "_created_by": user},
+                                    note="command (incomplete)")
+        except RedisError:
+            await self._say(channel, root, STATE_DOWN)
+
+    async def mention_start(self, *, team: str, channel: str, ts: str, user: str,
+                            text: str) -> None:
+        """`@gpusize 13B lora` in a channel: answer in the mention's thread."""
+        text = re.sub(r"<@[A-Z0-9]+>", " ", text).strip()
+        if text.lower() in ("", "help", "?"):
+            msg = help_message()
+            await self.client.chat_postMessage(channel=channel, thread_ts=ts, text=msg.text,
+                                               blocks=msg.blocks)
+            return
+        try:
+            fields = self.check(text)
+        except (ParseError, UnknownModel) as err:
+            await self._ephemeral(channel, user, f"{err}", ts)
+            return
+        inputs = fields_to_inputs(fields)
+        if fields.method is None:
+            await self._ask_method(team=team, channel=channel, user=user, inputs=inputs,
+                                   respond=None, thread_ts=ts)
+            return
+        await self.store.update(team, channel, ts, user=user, inputs=inputs,
+                                meta={"_stage": "done", "_created_by": user}, note="mention")
+        await self._answer_in_thread(team, channel, ts, user, inputs, [])
+
+    # -- answers to questions (buttons, selects) -------------------------------------------------
+
+    async def answer_method(self, *, team: str, channel: str, thread_ts: str, user: str,
+                            message_ts: str, method: str) -> None:
+        conv = await self.store.get(team, channel, thread_ts)
+        if conv is None or conv.stage != "method":
+            return
+        update = await self.store.update(team, channel, thread_ts, user=user,
+                                         inputs={"method": method}, meta={"_stage": "budget"},
+                                         note="answered method")
+        q_text = views.method_question(conv.inputs.get("model", ""), 0)["text"]
+        await self._update(channel, message_ts, views.answered(q_text, views.METHOD_LABELS.get(
+            method, method)), user)
+        inputs = update.conversation.inputs
+        if "budget" in inputs:
+            await self._answer_in_thread(team, channel, thread_ts, user, inputs, [], stage="done")
+            return
+        currency = inputs.get("currency") or "CNY"
+        q = views.budget_question(update.conversation.version, currency)
+        await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                           blocks=render.blocks("question.json.j2", q=q),
+                                           text=render.fallback(q["text"]))
+
+    async def answer_budget(self, *, team: str, channel: str, thread_ts: str, user: str,
+                            message_ts: str, budget: str | None) -> None:
+        conv = await self.store.get(team, channel, thread_ts)
+        if conv is None or conv.stage != "budget":
+            return
+        inputs: dict[str, Any] = {}
+        label = "no budget"
+        if budget:
+            fields = parse_fields(f"budget={budget}", require_model=False)
+            inputs = fields_to_inputs(fields)
+            label = budget
+        await self.store.update(team, channel, thread_ts, user=user, inputs=inputs,
+                                meta={"_stage": "done"}, note="answered budget")
+        await self._update(channel, message_ts, views.answered("Budget", label), user)
+        merged = {**conv.inputs, **inputs}
+        await self._answer_in_thread(team, channel, thread_ts, user, merged, [], stage="done")
+
+    # -- follow-ups (typed, or what-if buttons) ----------------------------------------------------
+
+    async def follow_up(self, *, team: str, channel: str, thread_ts: str, user: str,
+                        text: str | None = None, inputs: dict[str, Any] | None = None) -> bool:
+        """Apply a change to the thread's request and answer again. False: not our thread or
+        nothing the bot understood (people talk in threads too)."""
+        conv = await self.store.get(team, channel, thread_ts)
+        if conv is None:
+            return False
+        if inputs is None:
+            try:
+                fields = parse_followup(text or "")
+            except ParseError as err:
+                await self._ephemeral(channel, user, f"I could not use that: {err}", thread_ts)
+                return True
+            if fields is None:
+                return False
+            inputs = fields_to_inputs(fields)
+        merged = {**conv.inputs, **inputs}
+        try:
+            self._validate(merged)
+        except ParseError as err:
+            if "quant=" in err.token and "quant" in merged and "quant" not in inputs:
+                inputs = {**inputs, "quant": None}  # a method switch drops a format it cannot use
+                merged.pop("quant")
+            else:
+                await self._ephemeral(channel, user, f"I could not use that: {err}", thread_ts)
+                return True
+        except UnknownModel as err:
+            await self._ephemeral(channel, user, str(err), thread_ts)
+            return True
+        stage = "done" if "method" in merged else conv.stage
+        update = await self.store.update(team, channel, thread_ts, user=user, inputs=inputs,
+                                         meta={"_stage": stage}, note="follow-up")
+        changes = describe_changes(update.previous, inputs)
+        merged = update.conversation.inputs
+        if "method" not in merged:
+            await self._say(channel, thread_ts, "Noted. Which method: full-finetune, lora, "
+                            "qlora, inference or pretrain?")
+            return True
+        await self._answer_in_thread(team, channel, thread_ts, user, merged, changes,
+                                     version=update.conversation.version)
+        return True
+
+    async def breakdown(self, *, team: str, channel: str, thread_ts: str) -> None:
+        conv = await self.store.get(team, channel, thread_ts)
+        if conv is None or "method" not in conv.inputs:
+            return
+        ans = self.answer(inputs_to_fields(conv.inputs))
+        sections = views.breakdown_sections(ans)
+        await self.client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=render.fallback(sections[0]),
+            blocks=render.blocks("notice.json.j2", n={"sections": sections, "context": "", "user": ""}))
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _validate(self, inputs: dict[str, Any]) -> None:
+        fields = inputs_to_fields(inputs)
+        if fields.method is not None:
+            build_request(fields)
+        if fields.model is not None:
+            resolve_model(fields.model, hub=self.hub)
+
+    def _answer_message(self, ans: Answer, version: int, changes: list[str] | None = None,
+                        user: str | None = None) -> dict[str, Any]:
+        view = views.answer_view(ans, version=version, changes=changes, user=user)
+        return {"blocks": render.blocks("answer.json.j2", v=view),
+                "text": render.fallback(views.answer_fallback(ans))}
+
+    async def _answer_in_thread(self, team: str, channel: str, thread_ts: str, user: str,
+                                inputs: dict[str, Any], changes: list[str], *,
+                                stage: str | None = None, version: int = 1) -> None:
+        ans = self.answer(inputs_to_fields(inputs))
+        message = self._answer_message(ans, version, changes, user)
+        resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
+        meta = {"_answer_ts": str(resp["ts"])}
+        if stage:
+            meta["_stage"] = stage
+        await self.store.update(team, channel, thread_ts, user=user, meta=meta, note="answered")
+
+    async def _post(self, *, channel: str, respond: Respond, blocks: list[dict[str, Any]],
+                    text: str) -> str | None:
+        """Post in the channel; if the bot is not a member, answer the asker privately."""
+        try:
+            resp = await self.client.chat_postMessage(channel=channel, blocks=blocks, text=text)
+            return str(resp["ts"])
+        except SlackApiError as err:
+            if err.response.get("error") not in NOT_IN_CHANNEL:
+                raise
+        await respond(response_type="ephemeral", replace_original=False, text=text,
+                      blocks=[*blocks, {"type": "context", "elements": [
+                          {"type": "mrkdwn", "text": INVITE}]}][:50])
+        return None
+
+    async def _update(self, channel: str, ts: str, sections: list[str], user: str) -> None:
+        await self.client.chat_update(
+            channel=channel, ts=ts, text=render.fallback(sections[0]),
+            blocks=render.blocks("notice.json.j2", n={"sections": sections, "user": user,
+                                                      "context": "answered"}))
+
+    async def _say(self, channel: str, thread_ts: str, text: str) -> None:
+        await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                           text=render.fallback(text))
+
+    async def _ephemeral(self, channel: str, user: str, text: str, thread_ts: str) -> None:
+        note = notice(text)
+        await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts,
+                                             text=note.text, blocks=note.blocks)

@@ -1,0 +1,14 @@
+"""Listeners by kind (the Slack starter template's layout): each folder has a register(app)."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from bot.dialog import Dialog
+from bot.listeners import actions, commands, events
+
+
+def register(app: AsyncApp, dialog: Dialog) -> None:
+    commands.register(app, dialog)
+    actions.register(app, dialog)
+    events.register(app, dialog)

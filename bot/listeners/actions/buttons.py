@@ -1,0 +1,89 @@
+"""Buttons and selects: answers to the dialog's questions and the what-ifs under each answer.
+
+Interactive payloads are never retried by Slack, but people double-click: each press is
+claimed once in Redis before it changes anything."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from bot import keys
+from bot.dialog import Dialog
+
+log = logging.getLogger("gpusize.bot")
+Handler = Callable[..., Awaitable[None]]
+
+
+def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """(team, channel, thread_ts, message_ts, user) of a block action."""
+    message = body.get("message") or {}
+    message_ts = body.get("container", {}).get("message_ts") or message.get("ts", "")
+    thread_ts = message.get("thread_ts") or message_ts
+    team = (body.get("team") or {}).get("id") or body.get("user", {}).get("team_id", "")
+    return team, body["channel"]["id"], thread_ts, message_ts, body["user"]["id"]
+
+
+async def _first_press(dialog: Dialog, body: dict[str, Any]) -> bool:
+    team, _, _, _, user = _where(body)
+    action_ts = body["actions"][0].get("action_ts", "")
+    try:
+        return await dialog.store.claim(keys.action_seen(team, user, action_ts), ttl_seconds=600)
+    except RedisError:
+        return True
+
+
+def _guarded(work: Callable[[dict[str, Any]], Awaitable[None]]) -> Handler:
+    async def listener(ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        try:
+            await work(body)
+        except Exception:
+            log.exception("button handling failed")
+
+    return listener
+
+
+def answer_method(dialog: Dialog) -> Handler:
+    async def work(body: dict[str, Any]) -> None:
+        if not await _first_press(dialog, body):
+            return
+        team, channel, thread_ts, message_ts, user = _where(body)
+        await dialog.answer_method(team=team, channel=channel, thread_ts=thread_ts, user=user,
+                                   message_ts=message_ts, method=body["actions"][0]["value"])
+    return _guarded(work)
+
+
+def answer_budget(dialog: Dialog) -> Handler:
+    async def work(body: dict[str, Any]) -> None:
+        if not await _first_press(dialog, body):
+            return
+        team, channel, thread_ts, message_ts, user = _where(body)
+        action = body["actions"][0]
+        budget = (action.get("selected_option") or {}).get("value")
+        await dialog.answer_budget(team=team, channel=channel, thread_ts=thread_ts, user=user,
+                                   message_ts=message_ts,
+                                   budget=None if action["action_id"].endswith("_skip") else budget)
+    return _guarded(work)
+
+
+def whatif(dialog: Dialog, name: str) -> Handler:
+    async def work(body: dict[str, Any]) -> None:
+        if not await _first_press(dialog, body):
+            return
+        team, channel, thread_ts, _, user = _where(body)
+        await dialog.follow_up(team=team, channel=channel, thread_ts=thread_ts, user=user,
+                               inputs={name: body["actions"][0]["value"]})
+    return _guarded(work)
+
+
+def show_breakdown(dialog: Dialog) -> Handler:
+    async def work(body: dict[str, Any]) -> None:
+        if not await _first_press(dialog, body):
+            return
+        team, channel, thread_ts, _, _ = _where(body)
+        await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts)
+    return _guarded(work)

@@ -1,0 +1,63 @@
+"""Settings from the environment (pydantic-settings). A missing or malformed one stops start-up
+with one line naming it; tokens never appear in that line."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SLACK_API = "https://slack.com/api/"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    slack_bot_token: SecretStr = Field(description="xoxb- bot token")
+    slack_signing_secret: SecretStr = Field(description="the app's signing secret")
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="redis:// or rediss:// URL")
+    slack_api_url: str = Field(SLACK_API, description="base URL of the Slack Web API")
+    slack_app_token: SecretStr | None = Field(None, description="xapp- token, Socket Mode only")
+    port: int = Field(3000, ge=1, le=65535)
+    conversation_ttl_days: float = Field(30, gt=0, le=365)
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _bot_token(cls, value: SecretStr) -> SecretStr:
+        if not value.get_secret_value().startswith("xoxb-"):
+            raise ValueError("must be a bot token starting with xoxb-")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("must be an app-level token starting with xapp-")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _api(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value if value.endswith("/") else value + "/"
+
+
+class SettingsError(SystemExit):
+    """Start-up stops with one line naming the bad setting."""
+
+
+def load_settings() -> Settings:
+    try:
+        return Settings()  # type: ignore[call-arg]
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "settings"
+        problem = "is missing" if first["type"] == "missing" else first["msg"].lower()
+        raise SettingsError(f"gpusize serve: setting {name} {problem}") from None

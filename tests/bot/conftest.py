@@ -1,0 +1,311 @@
+"""Real parts for the bot's tests: a throwaway redis-server, a Slack Web API stand-in that records
+every request body, and the bot itself as a real HTTP server in its own process."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_sdk.signature import SignatureVerifier
+
+SECRET = "test-signing-secret"
+TOKEN = "xoxb-test-token"
+TEAM = "T0TEAM"
+BOT_USER = "UBOT0001"
+REDIS_SERVER = shutil.which("redis-server")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- Redis ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class RedisServer:
+    port: int
+    directory: Path
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, *, appendonly: bool = False) -> None:
+        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "yes" if appendonly else "no", "--dir", str(self.directory)]
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def command(self, *parts: str) -> Any:
+        import redis
+
+        return redis.Redis.from_url(self.url, decode_responses=True).execute_command(*parts)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    if REDIS_SERVER is None:
+        pytest.fail("redis-server is not installed: see README (apt-get install redis-server)")
+    server = RedisServer(port=free_port(), directory=tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    redis_server.command("FLUSHALL")
+    return redis_server.url
+
+
+# -- the Slack Web API stand-in -------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    method: str
+    body: dict[str, Any]
+
+
+@dataclass
+class SlackStub:
+    port: int
+    calls: list[Call] = field(default_factory=list)
+    not_in_channel: set[str] = field(default_factory=set)
+    fail_next: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ts: Any = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def response_url(self, name: str = "r1") -> str:
+        return f"http://127.0.0.1:{self.port}/response/{name}"
+
+    def of(self, method: str) -> list[Call]:
+        with self.lock:
+            return [c for c in self.calls if c.method == method]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 10) -> list[Call]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.of(method)
+            if len(found) >= count:
+                return found
+            time.sleep(0.02)
+        raise AssertionError(f"expected {count} {method} call(s), got {self.of(method)}")
+
+    def clear(self) -> None:
+        with self.lock:
+            self.calls.clear()
+
+
+def _stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            if "json" in (self.headers.get("Content-Type") or ""):
+                body = json.loads(raw or "{}")
+            else:
+                body = {k: v[0] for k, v in urllib.parse.parse_qs(raw).items()}
+                for key in ("blocks",):
+                    if isinstance(body.get(key), str):
+                        body[key] = json.loads(body[key])
+            method = self.path.rsplit("/", 1)[-1] if self.path.startswith("/api/") else "response_url"
+            with stub.lock:
+                stub.calls.append(Call(method, body))
+                failure = stub.fail_next.pop(0) if stub.fail_next and method != "auth.test" else None
+            reply: dict[str, Any] = {"ok": True}
+            status = 200
+            if failure:
+                status = failure.get("status", 200)
+                reply = failure.get("body", {"ok": False, "error": "fatal_error"})
+            elif method == "auth.test":
+                reply |= {"user_id": BOT_USER, "bot_id": "BBOT0001", "team_id": TEAM,
+                          "user": "gpusize", "team": "test", "url": "https://test.slack.com/"}
+            elif method == "chat.postMessage":
+                if body.get("channel") in stub.not_in_channel:
+                    reply = {"ok": False, "error": "not_in_channel"}
+                else:
+                    reply |= {"channel": body.get("channel"), "ts": f"1700000000.{next(stub.ts):06d}"}
+            elif method == "chat.update":
+                reply |= {"channel": body.get("channel"), "ts": body.get("ts")}
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            if status == 429:
+                self.send_header("Retry-After", "1")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackStub]:
+    stub = SlackStub(port=free_port())
+    server = ThreadingHTTPServer(("127.0.0.1", stub.port), _stub_handler(stub))
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
+    yield stub
+    server.shutdown()
+    server.server_close()
+
+
+# -- the bot ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Bot:
+    env: dict[str, str]
+    port: int
+    process: subprocess.Popen | None = None
+    log: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Bot:
+        exe = shutil.which("gpusize", path=str(Path(sys.executable).parent))
+        cmd = [exe] if exe else [sys.executable, "-m", "gpusize"]
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
+        self.process = subprocess.Popen([*cmd, "serve", "--host=127.0.0.1"],
+                                        env={**os.environ, **self.env, "PORT": str(self.port)},
+                                        stdout=out, stderr=out)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"bot exited: {self.log.read_text() if self.log else ''}")
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=0.5) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("bot did not start")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def kill(self) -> None:
+        if self.process:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    # signed requests, exactly as Slack sends them
+
+    def post(self, body: bytes, content_type: str, *, timestamp: int | None = None,
+             secret: str = SECRET, headers: dict[str, str] | None = None) -> tuple[int, str]:
+        ts = str(timestamp if timestamp is not None else int(time.time()))
+        signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
+        req = urllib.request.Request(self.url + "/slack/events", data=body, method="POST",
+                                     headers={"Content-Type": content_type,
+                                              "X-Slack-Request-Timestamp": ts,
+                                              "X-Slack-Signature": signature, **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    def command(self, text: str, *, channel: str = "C0CHAN", user: str = "U0ALICE",
+                response_url: str = "", **kw: Any) -> tuple[int, str]:
+        form = {"token": "legacy", "team_id": TEAM, "team_domain": "test", "channel_id": channel,
+                "channel_name": "general", "user_id": user, "user_name": "alice",
+                "command": "/gpusize", "text": text, "api_app_id": "A0APP",
+                "response_url": response_url, "trigger_id": "1.2.3"}
+        return self.post(urllib.parse.urlencode(form).encode(),
+                         "application/x-www-form-urlencoded", **kw)
+
+    def event(self, event: dict[str, Any], *, event_id: str, **kw: Any) -> tuple[int, str]:
+        body = {"token": "legacy", "team_id": TEAM, "api_app_id": "A0APP", "type": "event_callback",
+                "event_id": event_id, "event_time": int(time.time()), "event": event,
+                "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]}
+        return self.post(json.dumps(body).encode(), "application/json", **kw)
+
+    def action(self, *, action_id: str, value: str | None, message_ts: str,
+               thread_ts: str | None = None, channel: str = "C0CHAN", user: str = "U0BOB",
+               selected: str | None = None, action_ts: str | None = None) -> tuple[int, str]:
+        action: dict[str, Any] = {"action_id": action_id, "block_id": "b", "type": "button",
+                                  "action_ts": action_ts or f"{time.time():.6f}"}
+        if selected is not None:
+            action |= {"type": "static_select", "selected_option": {
+                "text": {"type": "plain_text", "text": selected}, "value": selected}}
+        else:
+            action["value"] = value
+        message = {"ts": message_ts, "type": "message", "user": BOT_USER}
+        if thread_ts:
+            message["thread_ts"] = thread_ts
+        payload = {"type": "block_actions", "team": {"id": TEAM}, "api_app_id": "A0APP",
+                   "user": {"id": user, "team_id": TEAM}, "channel": {"id": channel},
+                   "container": {"type": "message", "message_ts": message_ts, "channel_id": channel},
+                   "message": message, "actions": [action], "trigger_id": "1.2.3",
+                   "response_url": ""}
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        return self.post(body, "application/x-www-form-urlencoded")
+
+
+@pytest.fixture
+def make_bot(redis_url: str, slack: SlackStub, tmp_path: Path) -> Iterator[Any]:
+    bots: list[Bot] = []
+
+    def make(**env: str) -> Bot:
+        bot = Bot(env={"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
+                       "REDIS_URL": redis_url, "SLACK_API_URL": slack.url, **env},
+                  port=free_port(), log=tmp_path / f"bot{len(bots)}.log")
+        bots.append(bot)
+        return bot.start()
+
+    yield make
+    for bot in bots:
+        bot.stop()
+
+
+@pytest.fixture
+def bot(make_bot: Any) -> Bot:
+    return make_bot()
