@@ -16,13 +16,11 @@ from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import render, views
+from bot import render, views, workers
 from bot.followup import parse_followup
 from bot.store import ConversationStore
 from engine import ParseError, UnknownModel
-from engine.answer import Answer
 from engine.parse import Fields, build_request, parse_fields
-from engine.plan import estimate
 from engine.request import Money
 from engine.resolve import HubLookup, resolve_model
 
@@ -44,6 +42,8 @@ class Ephemeral:
 
 
 def notice(text: str, context: str = "") -> Ephemeral:
+    text = text if text.strip() else "(empty)"  # Slack rejects empty text objects
+    context = context if context.strip() else ""
     sections = [text] if len(text) <= 2900 else [text[i:i + 2900] for i in range(0, len(text), 2900)]
     return Ephemeral(text=render.fallback(text), blocks=render.blocks(
         "notice.json.j2", n={"sections": sections, "context": context, "user": ""}))
@@ -92,12 +92,7 @@ class Dialog:
         self.store = store
         self.hub = hub
 
-    # -- engine ------------------------------------------------------------------------------
-
-    def answer(self, fields: Fields) -> Answer:
-        req = build_request(fields)
-        spec, notes = resolve_model(req.model, hub=self.hub)
-        return estimate(spec, req, model_notes=notes)
+    # -- engine (answers themselves run in bot.workers) ------------------------------------------
 
     def check(self, text: str) -> Fields:
         """Validate a command line without answering it (ParseError / UnknownModel)."""
@@ -120,8 +115,8 @@ class Dialog:
             await self._ask_method(team=team, channel=channel, user=user, inputs=inputs,
                                    respond=respond)
             return
-        ans = self.answer(fields)
-        posted = await self._post(channel=channel, respond=respond, **self._answer_message(ans, 1))
+        message = await workers.run(workers.compose, fields, 1, None, None)
+        posted = await self._post(channel=channel, respond=respond, **message)
         if posted is None:
             return
         try:
@@ -263,8 +258,7 @@ class Dialog:
         conv = await self.store.get(team, channel, thread_ts)
         if conv is None or "method" not in conv.inputs:
             return
-        ans = self.answer(inputs_to_fields(conv.inputs))
-        sections = views.breakdown_sections(ans)
+        sections = await workers.run(workers.breakdown, inputs_to_fields(conv.inputs))
         await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=render.fallback(sections[0]),
             blocks=render.blocks("notice.json.j2", n={"sections": sections, "context": "", "user": ""}))
@@ -278,17 +272,11 @@ class Dialog:
         if fields.model is not None:
             resolve_model(fields.model, hub=self.hub)
 
-    def _answer_message(self, ans: Answer, version: int, changes: list[str] | None = None,
-                        user: str | None = None) -> dict[str, Any]:
-        view = views.answer_view(ans, version=version, changes=changes, user=user)
-        return {"blocks": render.blocks("answer.json.j2", v=view),
-                "text": render.fallback(views.answer_fallback(ans))}
-
     async def _answer_in_thread(self, team: str, channel: str, thread_ts: str, user: str,
                                 inputs: dict[str, Any], changes: list[str], *,
                                 stage: str | None = None, version: int = 1) -> None:
-        ans = self.answer(inputs_to_fields(inputs))
-        message = self._answer_message(ans, version, changes, user)
+        message = await workers.run(workers.compose, inputs_to_fields(inputs), version, changes,
+                                    user)
         resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
         meta = {"_answer_ts": str(resp["ts"])}
         if stage:

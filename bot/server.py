@@ -44,6 +44,9 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
 def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
     settings = load_settings()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from bot import workers
+
+    workers.warm_up()  # answer workers up before the first question
     if socket_mode:
         return _socket_mode(settings)
     import uvicorn

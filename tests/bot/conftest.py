@@ -76,6 +76,18 @@ class RedisServer:
 
         return redis.Redis.from_url(self.url, decode_responses=True).execute_command(*parts)
 
+    def wait_for_conversation(self, thread_ts: str, *, field: str = "_stage",
+                              timeout: float = 10) -> dict[str, str]:
+        """The bot stores a conversation right after posting its first message: wait for it."""
+        key = f"gpusize:v1:conv:T0TEAM:C0CHAN:{thread_ts}"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.command("HGETALL", key)
+            if field in state:
+                return state
+            time.sleep(0.02)
+        raise AssertionError(f"no conversation stored at {key}")
+
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:

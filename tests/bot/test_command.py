@@ -43,6 +43,7 @@ def test_complete_command_acks_fast_then_posts_in_channel(bot: Bot, slack: Slack
     post = slack.wait_for("chat.postMessage")[0].body
     assert post["channel"] == "C0CHAN" and "thread_ts" not in post
     assert "Recommended" in texts(post["blocks"]) and post["text"]
+    redis_server.wait_for_conversation("1700000000.000001")
     keys = redis_server.command("KEYS", "gpusize:v1:conv:*")
     assert len(keys) == 1 and keys[0].endswith(":C0CHAN:1700000000.000001")
 

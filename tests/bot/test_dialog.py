@@ -20,17 +20,27 @@ def reply(text: str, *, thread_ts: str, ts: str, user: str = "U0CAROL") -> dict[
             "thread_ts": thread_ts, "channel_type": "channel"}
 
 
-def start_incomplete(bot: Bot, slack: SlackStub) -> str:
-    assert bot.command("llama-3.1-70b")[0] == 200
-    question = slack.wait_for("chat.postMessage")[0].body
+ROOT = "1700000000.000001"  # the stand-in's first ts: the bot's first message roots the thread
+
+
+def start(bot: Bot, slack: SlackStub, redis: RedisServer, text: str) -> str:
+    assert bot.command(text)[0] == 200
+    slack.wait_for("chat.postMessage")
+    redis.wait_for_conversation(ROOT)
+    return ROOT
+
+
+def start_incomplete(bot: Bot, slack: SlackStub, redis: RedisServer) -> str:
+    root = start(bot, slack, redis, "llama-3.1-70b")
+    question = slack.of("chat.postMessage")[0].body
     assert "What do you want to do with" in texts(question["blocks"])
     assert "answer_method_lora" in texts(question["blocks"])
-    return "1700000000.000001"  # the stand-in's first ts: the question is the thread's root
+    return root
 
 
 def test_incomplete_command_to_answer_to_follow_up(bot: Bot, slack: SlackStub,
                                                    redis_server: RedisServer) -> None:
-    root = start_incomplete(bot, slack)
+    root = start_incomplete(bot, slack, redis_server)
     # Bob answers the method with a button: taken in place, budget asked in the thread
     bot.action(action_id="answer_method_lora", value="lora", message_ts=root)
     update = slack.wait_for("chat.update")[0].body
@@ -56,10 +66,9 @@ def test_incomplete_command_to_answer_to_follow_up(bot: Bot, slack: SlackStub,
     assert {"U0ALICE", "U0BOB", "U0CAROL"} <= set(users)
 
 
-def test_chatter_in_the_thread_gets_no_reply(bot: Bot, slack: SlackStub) -> None:
-    bot.command("13B lora")
-    root = "1700000000.000001"
-    slack.wait_for("chat.postMessage")
+def test_chatter_in_the_thread_gets_no_reply(bot: Bot, slack: SlackStub,
+                                            redis_server: RedisServer) -> None:
+    root = start(bot, slack, redis_server, "13B lora")
     bot.event(reply("thanks, looks good to me", thread_ts=root, ts="1700000002.1"),
               event_id="Ev2")
     bot.event({**reply("lora", thread_ts=root, ts="1700000002.2"), "bot_id": "B1",
@@ -70,9 +79,7 @@ def test_chatter_in_the_thread_gets_no_reply(bot: Bot, slack: SlackStub) -> None
 
 def test_bad_follow_up_is_ephemeral_and_loses_nothing(bot: Bot, slack: SlackStub,
                                                       redis_server: RedisServer) -> None:
-    bot.command("13B lora budget=150k")
-    root = "1700000000.000001"
-    slack.wait_for("chat.postMessage")
+    root = start(bot, slack, redis_server, "13B lora budget=150k")
     key = f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}"
     before = redis_server.command("HGETALL", key)
     bot.event(reply("seq=abc please", thread_ts=root, ts="1700000003.1"), event_id="Ev4")
@@ -82,9 +89,10 @@ def test_bad_follow_up_is_ephemeral_and_loses_nothing(bot: Bot, slack: SlackStub
     assert len(slack.of("chat.postMessage")) == 1
 
 
-def test_restart_between_turns_continues_the_dialog(make_bot: Any, slack: SlackStub) -> None:
+def test_restart_between_turns_continues_the_dialog(make_bot: Any, slack: SlackStub,
+                                                   redis_server: RedisServer) -> None:
     first = make_bot()
-    root = start_incomplete(first, slack)
+    root = start_incomplete(first, slack, redis_server)
     first.kill()
     second = make_bot()
     second.action(action_id="answer_method_qlora", value="qlora", message_ts=root)
@@ -95,9 +103,10 @@ def test_restart_between_turns_continues_the_dialog(make_bot: Any, slack: SlackS
     assert answer["thread_ts"] == root and "QLoRA" in texts(answer["blocks"])
 
 
-def test_two_replicas_answer_alternate_turns(make_bot: Any, slack: SlackStub) -> None:
+def test_two_replicas_answer_alternate_turns(make_bot: Any, slack: SlackStub,
+                                            redis_server: RedisServer) -> None:
     a, b = make_bot(), make_bot()
-    root = start_incomplete(a, slack)
+    root = start_incomplete(a, slack, redis_server)
     b.action(action_id="answer_method_inference", value="inference", message_ts=root)
     slack.wait_for("chat.postMessage", 2)
     a.action(action_id="answer_budget", value=None, selected="1M",
@@ -109,10 +118,9 @@ def test_two_replicas_answer_alternate_turns(make_bot: Any, slack: SlackStub) ->
     assert "users: — → 20" in texts(last["blocks"]) and "context: — → 8192" in texts(last["blocks"])
 
 
-def test_duplicate_and_retried_events_produce_one_reply(bot: Bot, slack: SlackStub) -> None:
-    bot.command("13B lora")
-    root = "1700000000.000001"
-    slack.wait_for("chat.postMessage")
+def test_duplicate_and_retried_events_produce_one_reply(bot: Bot, slack: SlackStub,
+                                                       redis_server: RedisServer) -> None:
+    root = start(bot, slack, redis_server, "13B lora")
     event = reply("budget 300k", thread_ts=root, ts="1700000005.1")
     bot.event(event, event_id="EvDup")
     bot.event(event, event_id="EvDup", headers={"X-Slack-Retry-Num": "1",
@@ -124,8 +132,9 @@ def test_duplicate_and_retried_events_produce_one_reply(bot: Bot, slack: SlackSt
     assert len(slack.of("chat.postMessage")) == 2
 
 
-def test_double_click_is_taken_once(bot: Bot, slack: SlackStub) -> None:
-    root = start_incomplete(bot, slack)
+def test_double_click_is_taken_once(bot: Bot, slack: SlackStub,
+                                   redis_server: RedisServer) -> None:
+    root = start_incomplete(bot, slack, redis_server)
     for _ in range(2):
         bot.action(action_id="answer_method_lora", value="lora", message_ts=root,
                    action_ts="1700000009.000001")
@@ -136,9 +145,7 @@ def test_double_click_is_taken_once(bot: Bot, slack: SlackStub) -> None:
 
 def test_concurrent_follow_ups_lose_no_update(bot: Bot, slack: SlackStub,
                                               redis_server: RedisServer) -> None:
-    bot.command("llama-3.1-8b inference")
-    root = "1700000000.000001"
-    slack.wait_for("chat.postMessage")
+    root = start(bot, slack, redis_server, "llama-3.1-8b inference")
     changes = ["users=3", "context=8k", "kv=fp8", "quant=awq", "gpu=h100", "gpus=2",
                "budget=200k", "currency=usd", "region=jiangsu", "hours=500"]
     with ThreadPoolExecutor(len(changes)) as pool:
@@ -154,10 +161,10 @@ def test_concurrent_follow_ups_lose_no_update(bot: Bot, slack: SlackStub,
     assert int(conv["_version"]) >= 1 + len(changes)
 
 
-def test_what_if_buttons_and_breakdown(bot: Bot, slack: SlackStub) -> None:
-    bot.command("llama-3.1-8b full-finetune")
-    root = "1700000000.000001"
-    first = slack.wait_for("chat.postMessage")[0].body
+def test_what_if_buttons_and_breakdown(bot: Bot, slack: SlackStub,
+                                      redis_server: RedisServer) -> None:
+    root = start(bot, slack, redis_server, "llama-3.1-8b full-finetune")
+    first = slack.of("chat.postMessage")[0].body
     assert "whatif_method_qlora" in texts(first["blocks"])
     bot.action(action_id="whatif_method_qlora", value="qlora", message_ts=root)
     second = slack.wait_for("chat.postMessage", 2)[1].body

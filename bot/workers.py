@@ -1,0 +1,75 @@
+"""Answers are computed in worker processes, so the event loop that acknowledges Slack within
+3 s never waits behind engine work (Python threads would share one interpreter lock)."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+from bot import render, views
+from engine.answer import Answer
+from engine.parse import Fields, build_request
+from engine.plan import estimate
+from engine.resolve import resolve_model
+
+_executor: Executor | None = None
+
+
+def hub_lookup(repo_id: str) -> Any:
+    from engine.hub import lookup
+
+    return lookup(repo_id)
+
+
+def answer(fields: Fields) -> Answer:
+    req = build_request(fields)
+    spec, notes = resolve_model(req.model, hub=hub_lookup)
+    return estimate(spec, req, model_notes=notes)
+
+
+def compose(fields: Fields, version: int, changes: list[str] | None,
+            user: str | None) -> dict[str, Any]:
+    """An answer message: engine answer, Block Kit blocks and the plain-text fallback."""
+    ans = answer(fields)
+    view = views.answer_view(ans, version=version, changes=changes, user=user)
+    return {"blocks": render.blocks("answer.json.j2", v=view),
+            "text": render.fallback(views.answer_fallback(ans))}
+
+
+def breakdown(fields: Fields) -> list[str]:
+    return views.breakdown_sections(answer(fields))
+
+
+def _warm() -> None:
+    answer(Fields(model="7B", method="lora"))  # imports and catalogs loaded before the first ask
+
+
+def start(workers: int | None = None) -> Executor:
+    """Start the pool (GPUSIZE_WORKERS processes; 0 runs answers in a thread instead)."""
+    global _executor
+    if _executor is None:
+        count = int(os.environ.get("GPUSIZE_WORKERS", workers if workers is not None
+                                   else max(1, (os.cpu_count() or 2) - 1)))
+        if count <= 0:
+            _executor = ThreadPoolExecutor(max_workers=4)
+        else:
+            _executor = ProcessPoolExecutor(max_workers=count,
+                                            mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_warm)
+    return _executor
+
+
+async def run(fn: Any, *args: Any) -> Any:
+    return await asyncio.get_running_loop().run_in_executor(start(), fn, *args)
+
+
+def warm_up() -> None:
+    """Start every worker now rather than on the first question."""
+    executor = start()
+    if isinstance(executor, ProcessPoolExecutor):
+        futures = [executor.submit(_warm) for _ in range(executor._max_workers)]
+        for future in futures:
+            future.result(timeout=120)

@@ -1,0 +1,23 @@
+"""deploy/slack/manifest.yml asks for exactly what the bot uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack" / "manifest.yml"
+
+
+def test_manifest_matches_the_bot() -> None:
+    m = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    command = m["features"]["slash_commands"][0]
+    assert command["command"] == "/gpusize" and command["url"].endswith("/slack/events")
+    scopes = set(m["oauth_config"]["scopes"]["bot"])
+    assert {"commands", "chat:write", "channels:history", "groups:history",
+            "app_mentions:read"} <= scopes
+    settings = m["settings"]
+    assert set(settings["event_subscriptions"]["bot_events"]) == {
+        "message.channels", "message.groups", "app_mention"}
+    assert settings["interactivity"]["is_enabled"] is True
+    assert settings["interactivity"]["request_url"].endswith("/slack/events")
