@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.bot.conftest import (  # noqa: E402
+from tests.bot.conftest import (
     SECRET,
     TOKEN,
     Bot,
