@@ -254,11 +254,14 @@ class Dialog:
                                      version=update.conversation.version)
         return True
 
-    async def breakdown(self, *, team: str, channel: str, thread_ts: str) -> None:
+    async def breakdown(self, *, team: str, channel: str, thread_ts: str,
+                        kind: str = "memory") -> None:
+        """Post the full memory breakdown, or the rent-vs-buy comparison, in the thread."""
         conv = await self.store.get(team, channel, thread_ts)
         if conv is None or "method" not in conv.inputs:
             return
-        sections = await workers.run(workers.breakdown, inputs_to_fields(conv.inputs))
+        work = workers.breakdown if kind == "memory" else workers.rent_vs_buy
+        sections = await workers.run(work, inputs_to_fields(conv.inputs))
         await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=render.fallback(sections[0]),
             blocks=render.blocks("notice.json.j2", n={"sections": sections, "context": "", "user": ""}))

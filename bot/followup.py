@@ -23,6 +23,7 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:seq|sequence length|seq len)\s*(?:of|is|to|=|:)?\s*(\d[\d.]*k?)\b"), "seq"),
     (re.compile(r"\b(?:lora\s+)?rank\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "rank"),
     (re.compile(r"\b(\d+)\s*h(?:ours)?\s*(?:a|per)\s*month\b"), "hours"),
+    (re.compile(r"\bhours\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "hours"),
     (re.compile(r"\bin\s+(usd|cny|rmb|dollars|yuan)\b"), "currency"),
 )
 CURRENCY_WORDS = {"dollars": "usd", "yuan": "cny", "rmb": "cny"}

@@ -103,6 +103,7 @@ def answer_view(ans: Answer, *, version: int, changes: list[str] | None = None,
     buttons.append({"action_id": "whatif_goal", "text": "Fastest instead" if ans_goal(ans) ==
                     "cost" else "Cheapest instead", "value": "time" if ans_goal(ans) == "cost"
                     else "cost"})
+    buttons.append({"action_id": "show_rent_vs_buy", "text": "Rent vs buy", "value": "cost"})
     buttons.append({"action_id": "show_breakdown", "text": "Full memory breakdown",
                     "value": "breakdown"})
     return {
@@ -152,6 +153,27 @@ def breakdown_sections(ans: Answer) -> list[str]:
     sections.append(current)
     sections.append("*Assumptions*\n" + "\n".join(f"• {a}" for a in ans.assumptions))
     return sections
+
+
+def rent_vs_buy_sections(ans: Answer, limit: int = 5) -> list[str]:
+    lines = ["*Rent vs buy* for the options that fit (per option: buy up front + monthly running, "
+             "rent per month, break-even use)"]
+    for plan in [p for p in ans.plans if p.memory.fits][:limit]:
+        c = plan.cost
+        if c is None:
+            continue
+        buy = (f"buy {money(c.buy.capex, c.currency)} + {money(c.buy.monthly_total, c.currency)}"
+               "/month" if c.buy.capex is not None else "no purchase price")
+        rent = (f"rent {money(c.rent.monthly, c.currency)}/month"
+                if c.rent.monthly is not None else "no rental price")
+        even = (f"buying pays off above {c.break_even_hours_per_month:.0f} h/month"
+                if c.break_even_hours_per_month is not None else "no break-even")
+        cheaper = f"cheaper over {c.months} months: {c.mode}" if c.mode else ""
+        lines.append(f"• {plan.gpus} × {plan.gpu_display}: {buy}; {rent} at "
+                     f"{c.hours_per_month:g} h; {even}; {cheaper}")
+    lines.append("The guides' fixed rule (buy above 400 h/month) is shown beside each computed "
+                 "break-even in the answer; reply \"hours 500\" to change the use per month.")
+    return ["\n".join(lines)]
 
 
 def method_question(model: str, version: int) -> dict[str, Any]:

@@ -43,6 +43,10 @@ def breakdown(fields: Fields) -> list[str]:
     return views.breakdown_sections(answer(fields))
 
 
+def rent_vs_buy(fields: Fields) -> list[str]:
+    return views.rent_vs_buy_sections(answer(fields))
+
+
 def _warm() -> None:
     answer(Fields(model="7B", method="lora"))  # imports and catalogs loaded before the first ask
 

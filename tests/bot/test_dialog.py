@@ -172,6 +172,9 @@ def test_what_if_buttons_and_breakdown(bot: Bot, slack: SlackStub,
     bot.action(action_id="show_breakdown", value="breakdown", message_ts=root)
     third = slack.wait_for("chat.postMessage", 3)[2].body
     assert "Memory breakdown" in texts(third["blocks"]) and "Assumptions" in texts(third["blocks"])
+    bot.action(action_id="show_rent_vs_buy", value="cost", message_ts=root)
+    fourth = slack.wait_for("chat.postMessage", 4)[3].body
+    assert "Rent vs buy" in texts(fourth["blocks"]) and "break-even" in texts(fourth["blocks"])
 
 
 def test_mention_in_a_channel_starts_a_thread(bot: Bot, slack: SlackStub) -> None:

@@ -65,8 +65,9 @@ def test_answers_fit_block_kit(query: str) -> None:
     blocks = render.blocks("answer.json.j2", v=view)
     check_blocks(blocks)
     assert render.fallback(views.answer_fallback(ans))
-    check_blocks(render.blocks("notice.json.j2", n={"sections": views.breakdown_sections(ans),
-                                                    "context": "", "user": ""}))
+    for sections in (views.breakdown_sections(ans), views.rent_vs_buy_sections(ans)):
+        check_blocks(render.blocks("notice.json.j2", n={"sections": sections, "context": "",
+                                                        "user": ""}))
 
 
 def test_every_catalog_model_renders() -> None:

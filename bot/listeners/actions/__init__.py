@@ -13,4 +13,5 @@ def register(app: AsyncApp, dialog: Dialog) -> None:
     app.action(re.compile(r"^answer_budget(_skip)?$"))(buttons.answer_budget(dialog))
     app.action(re.compile(r"^whatif_method_"))(buttons.whatif(dialog, "method"))
     app.action("whatif_goal")(buttons.whatif(dialog, "goal"))
-    app.action("show_breakdown")(buttons.show_breakdown(dialog))
+    app.action("show_breakdown")(buttons.show_breakdown(dialog, "memory"))
+    app.action("show_rent_vs_buy")(buttons.show_breakdown(dialog, "cost"))

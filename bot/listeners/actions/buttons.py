@@ -80,10 +80,10 @@ def whatif(dialog: Dialog, name: str) -> Handler:
     return _guarded(work)
 
 
-def show_breakdown(dialog: Dialog) -> Handler:
+def show_breakdown(dialog: Dialog, kind: str) -> Handler:
     async def work(body: dict[str, Any]) -> None:
         if not await _first_press(dialog, body):
             return
         team, channel, thread_ts, _, _ = _where(body)
-        await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts)
+        await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts, kind=kind)
     return _guarded(work)
