@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.answer import Answer, Plan
-from engine.recommend import money
+from engine.recommend import cost_summary, money, speed_summary
 
 GIB = 1024**3
 METHOD_LABELS = {"full-finetune": "Full fine-tune", "lora": "LoRA", "qlora": "QLoRA",
@@ -38,17 +38,6 @@ def memory_fields(plan: Plan) -> list[str]:
     return fields[:10]
 
 
-def _speed(plan: Plan) -> str:
-    sp = plan.speed
-    if sp.decode_tokens_per_s:
-        return f"{sp.decode_tokens_per_s:,.0f} tok/s per user"
-    if sp.train_hours is not None:
-        return f"{sp.train_hours:,.0f} h"
-    if sp.train_tokens_per_s:
-        return f"{sp.train_tokens_per_s:,.0f} tok/s"
-    return "-"
-
-
 def options_text(plans: list[Plan], limit: int = 4) -> str:
     lines = ["*Options* (card · GPUs · buy · rent/month · speed)"]
     for plan in plans[:limit]:
@@ -56,7 +45,7 @@ def options_text(plans: list[Plan], limit: int = 4) -> str:
         buy = money(c.buy.capex, c.currency) if c else "n/a"
         rent = money(c.rent.monthly, c.currency) if c else "n/a"
         fit = "" if plan.memory.fits else " (does not fit)"
-        lines.append(f"• {plan.gpu_display} × {plan.gpus} · {buy} · {rent} · {_speed(plan)} · "
+        lines.append(f"• {plan.gpu_display} × {plan.gpus} · {buy} · {rent} · {speed_summary(plan)} · "
                      f"{plan.strategy}{fit}")
     return "\n".join(lines)
 
@@ -65,19 +54,8 @@ def cost_text(plan: Plan) -> str:
     c = plan.cost
     if c is None:
         return ""
-    parts = [f"*Cost* ({c.currency}, {c.hours_per_month:g} h/month, {c.months} months)"]
-    if c.buy.capex is not None:
-        parts.append(f"buy {money(c.buy.capex, c.currency)} + {money(c.buy.monthly_total, c.currency)}"
-                     "/month (depreciation, power, operations)")
-    if c.rent.per_gpu_hour is not None:
-        parts.append(f"rent {c.rent.per_gpu_hour:.2f} {c.currency}/GPU-hour = "
-                     f"{money(c.rent.monthly, c.currency)}/month")
-    if c.break_even_hours_per_month is not None:
-        parts.append(f"buying pays off above {c.break_even_hours_per_month:.0f} h/month "
-                     f"(the guides say {c.seeds_claim_hours_per_month:.0f})")
-    if c.stale:
-        parts.append(f"{len(c.stale)} price(s) older than 90 days: get fresh quotes")
-    return "\n".join(parts)
+    header = f"*Cost* ({c.currency}, {c.hours_per_month:g} h/month, {c.months} months)"
+    return "\n".join([header, *cost_summary(c)])
 
 
 def changed_text(changes: list[str]) -> str:

@@ -218,3 +218,37 @@ def over_budget(plans: list[Plan], req: Request) -> str:
     return (f"the cheapest plan that fits is {cheapest.gpus} x {cheapest.gpu_display}: "
             f"{_money(c.buy.capex, currency)} to buy or {_money(c.rent.monthly, currency)}/month "
             f"to rent, against a budget of {_money(budget, currency)}.")
+
+
+def cost_summary(c: Cost) -> list[str]:
+    """One line per cost fact, shared by the terminal and Slack renderings."""
+    lines = []
+    if c.buy.capex is not None:
+        lines.append(f"buy {_money(c.buy.capex, c.currency)} up front, then "
+                     f"{_money(c.buy.monthly_total, c.currency)}/month (depreciation "
+                     f"{_money(c.buy.monthly_depreciation, c.currency)}, power "
+                     f"{_money(c.buy.monthly_power, c.currency)}, operations "
+                     f"{_money(c.buy.monthly_ops, c.currency)})")
+    if c.rent.per_gpu_hour is not None:
+        lines.append(f"rent {c.rent.per_gpu_hour:.2f} {c.currency} per GPU-hour = "
+                     f"{_money(c.rent.monthly, c.currency)}/month")
+    if c.break_even_hours_per_month is not None:
+        lines.append(f"buying is cheaper above {c.break_even_hours_per_month:.0f} h/month of use "
+                     f"(the guides claim {c.seeds_claim_hours_per_month:.0f} h/month)")
+    if c.job.hours is not None:
+        lines.append(f"this job: {c.job.hours:,.1f} h, {_money(c.job.rent, c.currency)} rented, "
+                     f"{_money(c.job.buy_share, c.currency)} of owning cost")
+    if c.stale:
+        lines.append(f"{len(c.stale)} price(s) older than 90 days: get fresh quotes")
+    return lines
+
+
+def speed_summary(plan: Plan) -> str:
+    sp = plan.speed
+    if sp.decode_tokens_per_s:
+        return f"{sp.decode_tokens_per_s:,.0f} tok/s per user"
+    if sp.train_hours is not None:
+        return f"{sp.train_hours:,.0f} h"
+    if sp.train_tokens_per_s:
+        return f"{sp.train_tokens_per_s:,.0f} tok/s"
+    return "-"

@@ -56,6 +56,12 @@ def _money(amount: float | None, currency: str) -> str:
     return money(amount, currency)
 
 
+def speed_summary(plan: Plan) -> str:
+    from engine.recommend import speed_summary as summary
+
+    return summary(plan)
+
+
 def table(plans: list[Plan]) -> list[str]:
     cur = next((p.cost.currency for p in plans if p.cost), "")
     lines = [f"  {'card':<24} {'GPUs':>4}  {'per GPU':>9} {'of':>7}  {'buy':>10} {'rent/mo':>10} "
@@ -64,15 +70,7 @@ def table(plans: list[Plan]) -> list[str]:
         m, c = p.memory, p.cost
         buy = _money(c.buy.capex, cur) if c else "-"
         rent = _money(c.rent.monthly, cur) if c else "-"
-        sp = p.speed
-        if sp.decode_tokens_per_s:
-            speed = f"{sp.decode_tokens_per_s:,.0f} tok/s"
-        elif sp.train_hours is not None:
-            speed = f"{sp.train_hours:,.0f} h"
-        elif sp.train_tokens_per_s:
-            speed = f"{sp.train_tokens_per_s:,.0f} tok/s"
-        else:
-            speed = "-"
+        speed = speed_summary(p).replace(" per user", "")
         fit = "" if m.fits else " (no fit)"
         lines.append(f"  {p.gpu_display:<24} {p.gpus:>4}  {gib(m.total + m.headroom):>9} "
                      f"{m.capacity / GIB:>5.0f}Gi  {buy.replace(' ' + cur, ''):>10} "
@@ -81,24 +79,13 @@ def table(plans: list[Plan]) -> list[str]:
 
 
 def cost_lines(plan: Plan) -> list[str]:
+    from engine.recommend import cost_summary
+
     c = plan.cost
     if c is None:
         return []
     lines = [f"Cost ({c.currency}, {c.hours_per_month:g} h/month, {c.months} months):"]
-    if c.buy.capex is not None:
-        lines.append(f"  buy   {_money(c.buy.capex, c.currency)} up front; per month: depreciation "
-                     f"{_money(c.buy.monthly_depreciation, c.currency)}, power "
-                     f"{_money(c.buy.monthly_power, c.currency)}, operations "
-                     f"{_money(c.buy.monthly_ops, c.currency)}")
-    if c.rent.per_gpu_hour is not None:
-        lines.append(f"  rent  {c.rent.per_gpu_hour:.2f} {c.currency} per GPU-hour = "
-                     f"{_money(c.rent.monthly, c.currency)}/month")
-    if c.break_even_hours_per_month is not None:
-        lines.append(f"  break-even: buying is cheaper above {c.break_even_hours_per_month:.0f} "
-                     f"h/month (the seeds claim {c.seeds_claim_hours_per_month:.0f} h/month)")
-    if c.job.hours is not None:
-        lines.append(f"  this job: {c.job.hours:,.1f} h, {_money(c.job.rent, c.currency)} rented, "
-                     f"{_money(c.job.buy_share, c.currency)} of owning cost")
+    lines += [f"  {line}" for line in cost_summary(c)]
     lines += [f"  price: {s}" for s in c.price_sources]
     return lines
 
