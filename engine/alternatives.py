@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.answer import Alternative, Plan
 from engine.architecture import ModelSpec
+from engine.prices import PriceBook
 from engine.request import Request
 
 # (description, changes to the request), cheapest-in-effort first, per method
@@ -70,16 +71,17 @@ def _time_ratio(plan: Plan, base: Plan) -> float | None:
     return None
 
 
-def alternatives(spec: ModelSpec, req: Request, *, today: date) -> list[Alternative]:
+def alternatives(spec: ModelSpec, req: Request, *, today: date,
+                 book: PriceBook) -> list[Alternative]:
     from engine.plan import estimate
     from engine.recommend import score
 
     def usable(r: Request) -> Plan | None:
-        ans = estimate(spec, r, today=today, with_alternatives=False)
+        ans = estimate(spec, r, today=today, with_alternatives=False, book=book)
         top = ans.plans[0] if ans.plans else None
         return top if top is not None and score(top, r)[0] != float("inf") else None
 
-    base_ans = estimate(spec, req, today=today, with_alternatives=False)
+    base_ans = estimate(spec, req, today=today, with_alternatives=False, book=book)
     base = base_ans.plans[0] if base_ans.plans else None
     out: list[Alternative] = []
     for change, update in VARIANTS[req.method]:

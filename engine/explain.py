@@ -9,6 +9,7 @@ from __future__ import annotations
 from engine import memory
 from engine.answer import Plan
 from engine.architecture import ModelSpec
+from engine.prices import PriceBook, price_book
 from engine.quant import weight_bytes
 from engine.request import Request
 
@@ -96,7 +97,8 @@ def seeds_rule(spec: ModelSpec, req: Request) -> str | None:
     return None
 
 
-def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = ()) -> list[str]:
+def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = (),
+                book: PriceBook | None = None) -> list[str]:
     lines = [_model_line(spec), *model_notes]
     lines += _training_lines(spec, req) if req.is_training else _inference_lines(spec, req)
     rule = seeds_rule(spec, req)
@@ -108,16 +110,15 @@ def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = ()
         f"fragmentation {memory.FRAGMENTATION:.0%} of allocated memory")
     lines.append(f"headroom {req.headroom:.0%}: a plan fits when total x {1 + req.headroom:.2f} <= "
                  "card memory as the driver reports it (the seeds' 20% margin; set headroom=)")
-    lines += _cost_lines(req)
+    lines += _cost_lines(req, book or price_book())
     lines.append(FRAMEWORK)
     return lines
 
 
-def _cost_lines(req: Request) -> list[str]:
+def _cost_lines(req: Request, book: PriceBook) -> list[str]:
     from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
-    from engine.prices import STALE_DAYS, price_book
+    from engine.prices import STALE_DAYS
 
-    book = price_book()
     use = ("around the clock (730 h/month)" if req.method == "inference" and req.hours is None
            else f"{req.hours_per_month:g} h/month" + (" (default: the seeds note most teams use "
                                                       "under 30% of their cards)"

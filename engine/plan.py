@@ -15,6 +15,7 @@ from engine import catalog, memory, speed
 from engine.answer import Answer, Memory, ModelInfo, Plan, Settings, Speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
+from engine.prices import PriceBook, price_book
 from engine.quant import weight_bytes
 from engine.request import Request
 
@@ -288,7 +289,7 @@ def settings_for(req: Request, s: Strategy) -> Settings:
 
 
 def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
-          today: date) -> Plan:
+          today: date, book: PriceBook) -> Plan:
     from engine.recommend import price_plan
 
     c = _cached_components(spec, req, s)
@@ -307,7 +308,7 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
     return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
                 strategy=s.describe(gpus, req.method, gpu.has_nvlink),
                 settings=settings_for(req, s), memory=mem, speed=plan_speed_,
-                cost=price_plan(gpu, gpus, req, today, plan_speed_.train_hours), notes=notes)
+                cost=price_plan(gpu, gpus, req, today, plan_speed_.train_hours, book), notes=notes)
 
 
 def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> Speed:
@@ -376,13 +377,14 @@ def _train_rate(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strat
 
 def estimate(spec: ModelSpec, req: Request, *, query: str = "",
              model_notes: tuple[str, ...] = (), today: date | None = None,
-             with_alternatives: bool = True) -> Answer:
+             with_alternatives: bool = True, book: PriceBook | None = None) -> Answer:
     """The full answer for one request: ranked plans, the recommendation and why, what would
     fit instead when nothing does, the seeds' advice and a trial run, and the assumptions."""
     from engine import recommend
     from engine.explain import assumptions, warnings
 
     today = today or date.today()
+    book = book or price_book()
     cards = [catalog.gpus()[req.gpu]] if req.gpu else list(catalog.gpus().values())
     default_counts = SERVE_COUNTS if req.method == "inference" else TRAIN_COUNTS
     counts = (req.gpus,) if req.gpus else default_counts
@@ -397,13 +399,13 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
         if not fits and not req.gpu:
             misses.append(f"{gpu.display}: does not fit in {counts[-1]} cards")
             continue
-        options = [_plan(spec, req, gpu, n, s, today)]
+        options = [_plan(spec, req, gpu, n, s, today, book)]
         if fits and req.goal == "time" and not req.gpus:
             # more cards finish sooner: consider up to 8x the smallest count (one server at least)
             for bigger in (c for c in counts if n < c <= max(8 * n, GPUS_PER_SERVER)):
                 more, _ = fit_at(spec, req, gpu, bigger)
                 if more is not None:
-                    options.append(_plan(spec, req, gpu, bigger, more, today))
+                    options.append(_plan(spec, req, gpu, bigger, more, today, book))
         plans.append(min(options, key=lambda p: recommend.score(p, req)))
     plans.sort(key=lambda p: (recommend.score(p, req), p.gpus * p.memory.capacity))
     info = ModelInfo(name=spec.name, display=spec.display, params=spec.params,
@@ -415,7 +417,7 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
     if usable:
         text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
     elif top is not None and top.memory.fits:
-        text = "Nothing fits the budget: " + recommend.over_budget(plans, req)
+        text = "Nothing fits the budget: " + recommend.over_budget(plans, req, book)
     elif top is not None:
         m = top.memory
         text = (f"Does not fit {top.gpus} x {top.gpu_display}: needs {m.total / 1024**3:.1f} GiB "
@@ -425,12 +427,12 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
     if with_alternatives and not usable:
         from engine.alternatives import alternatives as find_alternatives
 
-        alternatives = find_alternatives(spec, req, today=today)
+        alternatives = find_alternatives(spec, req, today=today, book=book)
     return Answer(query=query, pinned=bool(req.gpu and req.gpus), model=info, plans=plans,
                   recommendation=text, alternatives=alternatives,
                   advice=recommend.advice(spec, req, plans),
                   trial=recommend.trial(top, req) if usable else None,
-                  assumptions=assumptions(spec, req, model_notes),
+                  assumptions=assumptions(spec, req, model_notes, book),
                   warnings=warnings(spec, req, plans) + misses)
 
 

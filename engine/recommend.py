@@ -13,7 +13,7 @@ from engine.answer import BuyCost, Cost, JobCost, Plan, RentCost, Trial
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.cost import CostInputs, PlanCost, plan_cost
-from engine.prices import price_book
+from engine.prices import PriceBook
 from engine.request import Request
 
 DEFAULT_EPOCH_TOKENS = 50_000_000  # a fine-tuning set of ~25k examples x 2k tokens
@@ -25,16 +25,16 @@ def cost_inputs(req: Request, today: date) -> CostInputs:
                       power_price=req.power_price, today=today)
 
 
-def budget_in(req: Request) -> float | None:
+def budget_in(req: Request, book: PriceBook) -> float | None:
     if req.budget is None:
         return None
-    book = price_book()
     source = req.budget.currency or req.answer_currency
     return book.convert(req.budget.amount, source, req.answer_currency)
 
 
-def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None) -> Cost:
-    budget = budget_in(req)
+def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
+             book: PriceBook) -> Cost:
+    budget = budget_in(req, book)
     buy_ok = pc.capex is not None and (budget is None or pc.capex <= budget)
     rent_ok = pc.rent_monthly is not None and (budget is None or pc.rent_monthly <= budget)
     mode = None
@@ -73,9 +73,9 @@ def _r(value: float | None) -> float | None:
 
 
 def price_plan(gpu: GpuSpec, gpus: int, req: Request, today: date,
-               train_hours: float | None) -> Cost:
-    return cost_doc(plan_cost(price_book(), gpu, gpus, cost_inputs(req, today)), req, gpus,
-                    train_hours)
+               train_hours: float | None, book: PriceBook) -> Cost:
+    return cost_doc(plan_cost(book, gpu, gpus, cost_inputs(req, today)), req, gpus,
+                    train_hours, book)
 
 
 def score(plan: Plan, req: Request) -> tuple[float, float]:
@@ -204,11 +204,11 @@ def trial(plan: Plan, req: Request) -> Trial | None:
                       "stability before buying (the seeds' step 5)")
 
 
-def over_budget(plans: list[Plan], req: Request) -> str:
+def over_budget(plans: list[Plan], req: Request, book: PriceBook) -> str:
     """What the cheapest fitting plan would cost, against the budget."""
     priced = [p for p in plans if p.memory.fits and p.cost
               and (p.cost.buy.capex is not None or p.cost.rent.monthly is not None)]
-    budget = budget_in(req)
+    budget = budget_in(req, book)
     currency = req.answer_currency
     if not priced:
         return "no plan that fits has a price in the catalog."
