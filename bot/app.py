@@ -18,6 +18,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import keys, listeners
 from bot.dialog import Dialog
+from bot.digest import Digests
+from bot.pricestore import PriceStore
 from bot.settings import Settings
 from bot.store import ConversationStore
 
@@ -46,7 +48,9 @@ def hub_lookup(repo_id: str) -> Any:
 
 def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> AsyncApp:
     store = ConversationStore(redis, ttl_seconds=int(settings.conversation_ttl_days * 86400))
-    dialog = Dialog(client, store, hub=hub_lookup)
+    prices = PriceStore(redis)
+    dialog = Dialog(client, store, prices, hub=hub_lookup)
+    digests = Digests(redis, client, prices)
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
                    client=client, process_before_response=False)
 
@@ -64,5 +68,5 @@ def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> Asyn
                 return BoltResponse(status=200, body="")
         return await next()
 
-    listeners.register(app, dialog)
+    listeners.register(app, dialog, digests)
     return app

@@ -6,6 +6,7 @@ store and the Slack Web API, and nothing here knows about HTTP or signatures.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -18,9 +19,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import render, views, workers
 from bot.followup import parse_followup
+from bot.pricestore import PriceStore
 from bot.store import ConversationStore
 from engine import ParseError, UnknownModel
 from engine.parse import Fields, build_request, parse_fields
+from engine.prices import PriceBook
 from engine.request import Money
 from engine.resolve import HubLookup, resolve_model
 
@@ -87,10 +90,30 @@ def describe_changes(previous: dict[str, Any], inputs: dict[str, Any]) -> list[s
 
 class Dialog:
     def __init__(self, client: AsyncWebClient, store: ConversationStore,
-                 hub: HubLookup | None = None) -> None:
+                 prices: PriceStore, hub: HubLookup | None = None) -> None:
         self.client = client
         self.store = store
+        self.prices = prices
         self.hub = hub
+
+    async def _book(self, team: str) -> PriceBook | None:
+        """This workspace's prices (catalog, feeds, its quotes); the bundled catalog if Redis
+        cannot be read."""
+        try:
+            return await self.prices.book_for(team)
+        except RedisError:
+            return None
+
+    async def _compose(self, team: str, fields: Fields, version: int,
+                       changes: list[str] | None = None, user: str | None = None
+                       ) -> dict[str, Any]:
+        message = await workers.run(workers.compose, fields, version, changes, user,
+                                    await self._book(team))
+        top = message.pop("top_gpu")
+        if top:
+            with contextlib.suppress(RedisError):
+                await self.prices.note_asked(team, top)
+        return message
 
     # -- engine (answers themselves run in bot.workers) ------------------------------------------
 
@@ -115,7 +138,7 @@ class Dialog:
             await self._ask_method(team=team, channel=channel, user=user, inputs=inputs,
                                    respond=respond)
             return
-        message = await workers.run(workers.compose, fields, 1, None, None)
+        message = await self._compose(team, fields, 1)
         posted = await self._post(channel=channel, respond=respond, **message)
         if posted is None:
             return
@@ -261,7 +284,7 @@ class Dialog:
         if conv is None or "method" not in conv.inputs:
             return
         work = workers.breakdown if kind == "memory" else workers.rent_vs_buy
-        sections = await workers.run(work, inputs_to_fields(conv.inputs))
+        sections = await workers.run(work, inputs_to_fields(conv.inputs), await self._book(team))
         await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=render.fallback(sections[0]),
             blocks=render.blocks("notice.json.j2", n={"sections": sections, "context": "", "user": ""}))
@@ -278,8 +301,7 @@ class Dialog:
     async def _answer_in_thread(self, team: str, channel: str, thread_ts: str, user: str,
                                 inputs: dict[str, Any], changes: list[str], *,
                                 stage: str | None = None, version: int = 1) -> None:
-        message = await workers.run(workers.compose, inputs_to_fields(inputs), version, changes,
-                                    user)
+        message = await self._compose(team, inputs_to_fields(inputs), version, changes, user)
         resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
         meta = {"_answer_ts": str(resp["ts"])}
         if stage:

@@ -29,3 +29,47 @@ def action_seen(team: str, user: str, action_ts: str) -> str:
 def message_seen(team: str, channel: str, ts: str) -> str:
     """Set once per message: a thread reply that mentions the bot arrives as two events."""
     return f"{PREFIX}:msg:{team}:{channel}:{ts}"
+
+
+def price_records(scope: str) -> str:
+    """Hash: record id -> price record (JSON). scope "global" (catalog, feeds) or a team id."""
+    return f"{PREFIX}:prices:{scope}"
+
+
+def prices_seeded() -> str:
+    """The catalog version whose rows have been copied into the global price history."""
+    return f"{PREFIX}:prices:seeded"
+
+
+def feed_status() -> str:
+    """Hash: feed URL -> last fetch outcome (JSON)."""
+    return f"{PREFIX}:feeds"
+
+
+def asked_cards(team: str) -> str:
+    """Sorted set: cards a workspace's answers recommended, by count (the digest's focus)."""
+    return f"{PREFIX}:asked:{team}"
+
+
+def digest_subscriptions(team: str) -> str:
+    """Hash: channel id -> digest subscription (JSON)."""
+    return f"{PREFIX}:digest:subs:{team}"
+
+
+def digest_teams() -> str:
+    """Set of team ids with at least one digest subscription."""
+    return f"{PREFIX}:digest:teams"
+
+
+def digest_done(team: str, channel: str, period: str) -> str:
+    """Set when a subscription's digest for a period has been posted: once per period."""
+    return f"{PREFIX}:digest:done:{team}:{channel}:{period}"
+
+
+def digest_lock(team: str, channel: str, period: str) -> str:
+    return f"{PREFIX}:digest:lock:{team}:{channel}:{period}"
+
+
+def digest_snapshot(team: str, channel: str) -> str:
+    """Hash: price key -> the price shown in the subscription's previous digest."""
+    return f"{PREFIX}:digest:snap:{team}:{channel}"

@@ -19,8 +19,14 @@ _HERE = Path(__file__).resolve().parent
 TEMPLATE_DIRS = (_HERE.parent / "templates", _HERE / "_templates")
 
 
+USER_MENTION = re.compile(r"&lt;@([UW][A-Z0-9]{2,20})&gt;")
+
+
 def mrkdwn(text: object) -> str:
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Escape &, < and > (Slack's rule); a plain user mention <@U123> stays live, nothing else:
+    no <!channel>, <!here>, links or channel references."""
+    escaped = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return USER_MENTION.sub(r"<@\1>", escaped)
 
 
 def truncate(text: str, limit: int) -> str:

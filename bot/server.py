@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -14,14 +18,50 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
+from bot import feeds
 from bot.app import create_app, redis_client, web_client
+from bot.digest import Digests
+from bot.pricestore import PriceStore
 from bot.settings import Settings, load_settings
+
+SCHEDULER_TICK_S = 30
+
+
+async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
+    """In-process trigger for the single-process case: due digests every tick, feeds on their
+    interval. Safe beside other replicas and `gpusize digest run`: posting is once per period."""
+    log = logging.getLogger("gpusize.scheduler")
+    prices = PriceStore(redis)
+    digests = Digests(redis, client, prices)
+    next_feed = 0.0
+    while True:
+        try:
+            loop_time = asyncio.get_running_loop().time()
+            if settings.feed_urls and loop_time >= next_feed:
+                await feeds.refresh(prices, settings.feed_urls)
+                next_feed = loop_time + settings.feed_interval_minutes * 60
+            posted = await digests.run_due(datetime.now(UTC))
+            if posted:
+                log.info("digests posted: %s", ", ".join(posted))
+        except (RedisError, OSError) as err:
+            log.warning("scheduler tick failed: %s", type(err).__name__)
+        except Exception:
+            log.exception("scheduler tick failed")
+        await asyncio.sleep(SCHEDULER_TICK_S)
 
 
 def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
     redis = redis or redis_client(settings)
     client = web_client(settings)
     handler = AsyncSlackRequestHandler(create_app(settings, client, redis))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        task = (asyncio.create_task(scheduler(settings, redis, client))
+                if settings.digest_scheduler else None)
+        yield
+        if task:
+            task.cancel()
 
     async def events(request: Request):
         return await handler.handle(request)
@@ -38,7 +78,7 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
 
     return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
                              Route("/healthz", healthz, methods=["GET"]),
-                             Route("/readyz", readyz, methods=["GET"])])
+                             Route("/readyz", readyz, methods=["GET"])], lifespan=lifespan)
 
 
 def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:

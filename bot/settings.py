@@ -19,6 +19,13 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = Field(None, description="xapp- token, Socket Mode only")
     port: int = Field(3000, ge=1, le=65535)
     conversation_ttl_days: float = Field(30, gt=0, le=365)
+    price_feeds: str = Field("", description="comma-separated feed URLs (README: price feeds)")
+    feed_interval_minutes: float = Field(60, gt=0, le=10080)
+    digest_scheduler: bool = Field(True, description="run due digests inside `gpusize serve`")
+
+    @property
+    def feed_urls(self) -> list[str]:
+        return [u.strip() for u in self.price_feeds.split(",") if u.strip()]
 
     @field_validator("slack_bot_token")
     @classmethod

@@ -13,6 +13,7 @@ from bot import render, views
 from engine.answer import Answer
 from engine.parse import Fields, build_request
 from engine.plan import estimate
+from engine.prices import PriceBook
 from engine.resolve import resolve_model
 
 _executor: Executor | None = None
@@ -24,27 +25,29 @@ def hub_lookup(repo_id: str) -> Any:
     return lookup(repo_id)
 
 
-def answer(fields: Fields) -> Answer:
+def answer(fields: Fields, book: PriceBook | None = None) -> Answer:
     req = build_request(fields)
     spec, notes = resolve_model(req.model, hub=hub_lookup)
-    return estimate(spec, req, model_notes=notes)
+    return estimate(spec, req, model_notes=notes, book=book)
 
 
-def compose(fields: Fields, version: int, changes: list[str] | None,
-            user: str | None) -> dict[str, Any]:
-    """An answer message: engine answer, Block Kit blocks and the plain-text fallback."""
-    ans = answer(fields)
+def compose(fields: Fields, version: int, changes: list[str] | None, user: str | None,
+            book: PriceBook | None = None) -> dict[str, Any]:
+    """An answer message: engine answer, Block Kit blocks, the plain-text fallback, and the
+    card it recommends (the digest follows the cards a workspace asks about)."""
+    ans = answer(fields, book)
     view = views.answer_view(ans, version=version, changes=changes, user=user)
     return {"blocks": render.blocks("answer.json.j2", v=view),
-            "text": render.fallback(views.answer_fallback(ans))}
+            "text": render.fallback(views.answer_fallback(ans)),
+            "top_gpu": ans.plans[0].gpu if ans.plans else None}
 
 
-def breakdown(fields: Fields) -> list[str]:
-    return views.breakdown_sections(answer(fields))
+def breakdown(fields: Fields, book: PriceBook | None = None) -> list[str]:
+    return views.breakdown_sections(answer(fields, book))
 
 
-def rent_vs_buy(fields: Fields) -> list[str]:
-    return views.rent_vs_buy_sections(answer(fields))
+def rent_vs_buy(fields: Fields, book: PriceBook | None = None) -> list[str]:
+    return views.rent_vs_buy_sections(answer(fields, book))
 
 
 def _warm() -> None:

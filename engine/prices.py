@@ -110,6 +110,12 @@ class PriceBook(_Row):
             return amount * self.fx.cny_per_usd
         return amount / self.fx.cny_per_usd
 
+    def with_prices(self, prices: tuple[Price, ...]) -> PriceBook:
+        """The same assumptions and exchange rate over another set of prices."""
+        return PriceBook(fx=self.fx, prices=prices, power=self.power, pue=self.pue,
+                         host_power_w=self.host_power_w,
+                         depreciation_months=self.depreciation_months, claims=self.claims)
+
     def candidates(self, item: str, kind: str) -> tuple[Price, ...]:
         return self._by_item.get((item, kind), ())
 

@@ -11,6 +11,8 @@ import sys
 
 USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json]
        gpusize serve [--socket]     the Slack bot (see README "Install in your workspace")
+       gpusize digest run [--now=ISO-TIME]     post the price digests that are due
+       gpusize prices import FILE | export     the price history in Redis
 
   MODEL    a size (13B, 0.5B, 8x7B), a catalog name (llama-3.1-8b, qwen2.5-72b)
            or a Hugging Face repo id (meta-llama/Llama-3.1-8B)
@@ -47,6 +49,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args[0] == "serve":
         return serve(args[1:])
+    if args[:2] == ["digest", "run"]:
+        from bot.ops import digest_run
+
+        return digest_run(args[2:])
+    if args[0] == "prices":
+        from bot.ops import prices
+
+        return prices(args[1:])
     as_json = "--json" in args
     words = [a for a in args if a != "--json"]
     unknown = [a for a in words if a.startswith("--")]

@@ -5,10 +5,11 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from bot.dialog import Dialog
+from bot.digest import Digests
 from bot.listeners import actions, commands, events
 
 
-def register(app: AsyncApp, dialog: Dialog) -> None:
-    commands.register(app, dialog)
+def register(app: AsyncApp, dialog: Dialog, digests: Digests) -> None:
+    commands.register(app, dialog, digests)
     actions.register(app, dialog)
     events.register(app, dialog)

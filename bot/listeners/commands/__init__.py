@@ -3,8 +3,9 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from bot.dialog import Dialog
+from bot.digest import Digests
 from bot.listeners.commands import gpusize
 
 
-def register(app: AsyncApp, dialog: Dialog) -> None:
-    app.command("/gpusize")(gpusize.handler(dialog))
+def register(app: AsyncApp, dialog: Dialog, digests: Digests) -> None:
+    app.command("/gpusize")(gpusize.handler(dialog, digests))

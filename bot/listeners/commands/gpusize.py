@@ -1,25 +1,54 @@
-"""`/gpusize ...`: ack at once (help and errors in the ack itself, ephemeral), then answer."""
+"""`/gpusize ...`: ack at once (help and errors in the ack itself, ephemeral), then answer.
+
+Sub-commands: `price [CARD]`, `quote ...`, `digest ...`; anything else is a sizing question in
+the grammar the CLI uses."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
+from redis.exceptions import RedisError
+
+from bot import pricecommands
 from bot.dialog import Dialog, help_message, notice
+from bot.digest import USAGE as DIGEST_USAGE
+from bot.digest import Digests, parse_subscribe
 from engine import ParseError, UnknownModel
 
 log = logging.getLogger("gpusize.bot")
 HELP_WORDS = ("", "help", "-h", "--help", "?")
 APOLOGY = "Sorry, something went wrong while answering; nothing was posted. Please try again."
+STORE_DOWN = "Prices and digests live in Redis, which is not answering right now; try again soon."
 
 
-def handler(dialog: Dialog) -> Callable[..., Awaitable[None]]:
-    async def gpusize_command(ack: Any, command: dict[str, Any], respond: Any) -> None:
+def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
+    async def gpusize_command(ack: Any, command: dict[str, Any], respond: Any,
+                              client: Any) -> None:
         text = (command.get("text") or "").strip()
+        first = text.split(maxsplit=1)[0].lower() if text else ""
         if text.lower() in HELP_WORDS:
             msg = help_message()
             await ack(text=msg.text, blocks=msg.blocks)
+            return
+        if first in pricecommands.SUBCOMMANDS or first == "digest":
+            await ack()
+            try:
+                if first == "digest":
+                    sections = await digest_command(digests, command, text)
+                else:
+                    sections = await pricecommands.handle(
+                        dialog.prices, team=command["team_id"], user=command["user_id"],
+                        text=text, today=datetime.now(UTC).date(),
+                        is_admin=await _is_admin(client, command, text))
+            except ParseError as err:
+                sections = [f"{err}"]
+            except RedisError:
+                sections = [STORE_DOWN]
+            msg = notice("\n\n".join(sections))
+            await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
             return
         try:
             fields = dialog.check(text)
@@ -36,3 +65,41 @@ def handler(dialog: Dialog) -> Callable[..., Awaitable[None]]:
             await respond(response_type="ephemeral", text=APOLOGY)
 
     return gpusize_command
+
+
+async def _is_admin(client: Any, command: dict[str, Any], text: str) -> bool:
+    """Only asked when removing a quote: workspace admins may remove anyone's."""
+    if not any(w in text.lower().split() for w in ("remove", "delete", "rm")):
+        return False
+    try:
+        info = await client.users_info(user=command["user_id"])
+    except Exception:
+        return False
+    user = info.get("user") or {}
+    return bool(user.get("is_admin") or user.get("is_owner"))
+
+
+async def digest_command(digests: Digests, command: dict[str, Any], text: str) -> list[str]:
+    words = text.split()[1:]
+    action = words[0].lower() if words else "help"
+    team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
+    now = datetime.now(UTC)
+    if action == "subscribe":
+        sub = parse_subscribe(words[1:], team=team, channel=channel, user=user, now=now)
+        await digests.subscribe(sub)
+        return [f"Subscribed: a GPU price digest {sub.describe()}. The first one comes at the "
+                "next slot; `/gpusize digest preview` shows what it will say."]
+    if action == "unsubscribe":
+        target = channel
+        for word in words[1:]:
+            if word.startswith("<#"):
+                target = word[2:].split("|")[0].rstrip(">")
+        removed = await digests.unsubscribe(team, target)
+        return ["Unsubscribed." if removed else f"No digest subscription for <#{target}>."]
+    if action == "preview":
+        sections, title = await digests.compose(team, channel, now=now)
+        return [f"*{title} (preview)*", *sections]
+    if action == "list":
+        subs = await digests.subscriptions(team)
+        return ["\n".join(f"• {s.describe()}" for s in subs) or "No digest subscriptions."]
+    return [DIGEST_USAGE]

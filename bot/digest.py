@@ -1,0 +1,267 @@
+"""The scheduled price digest: subscriptions, due slots in any IANA time zone, and exactly one
+post per subscription per period however many replicas or triggers run.
+
+Once per period: check the period's done-key, take a lock (SET NX PX, released by compare-and-
+delete: redis-py's Lock), check again, post, set the done-key, release. A missed slot (the bot
+was down at Monday 09:00) posts once when the bot is back, marked late: only the latest due slot
+is ever posted, never one per missed week. The clock is a parameter, so tests move it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+from redis.exceptions import LockError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import keys, render
+from bot.pricestore import PriceRecord, PriceStore, newest
+from engine import catalog
+from engine.cost import CostInputs, plan_cost
+from engine.parse import ParseError
+from engine.prices import STALE_DAYS
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+LATE_AFTER = timedelta(minutes=30)
+DONE_TTL_S = 40 * 86400
+DEFAULT_CARDS = ("rtx-4090", "l40s", "a100-80gb", "h100-sxm", "h20")
+MOVERS_SHOWN = 12
+USAGE = ("`/gpusize digest subscribe #channel weekly mon 09:00 Asia/Shanghai` (or `daily 08:30 "
+         "Europe/Berlin`), `/gpusize digest unsubscribe [#channel]`, `/gpusize digest preview`")
+
+
+class Subscription(BaseModel):
+    team: str
+    channel: str
+    frequency: Literal["daily", "weekly"]
+    weekday: int = 0
+    at: str = "09:00"
+    tz: str = "UTC"
+    created_by: str
+    created_at: datetime
+
+    def describe(self) -> str:
+        when = f"every {WEEKDAYS[self.weekday].capitalize()}" if self.frequency == "weekly" \
+            else "every day"
+        return f"{when} at {self.at} {self.tz} in <#{self.channel}>"
+
+
+def parse_subscribe(words: list[str], *, team: str, channel: str, user: str,
+                    now: datetime) -> Subscription:
+    """`subscribe [#channel] daily|weekly [mon] [HH:MM] [Area/City]`."""
+    target, frequency, weekday, at, tz = channel, None, 0, "09:00", "UTC"
+    for word in words:
+        low = word.lower()
+        if m := re.fullmatch(r"<#([CG][A-Z0-9]+)(\|[^>]*)?>", word):
+            target = m.group(1)
+        elif low in ("daily", "weekly"):
+            frequency = low
+        elif low[:3] in WEEKDAYS and low.isalpha():
+            weekday = WEEKDAYS.index(low[:3])
+            frequency = frequency or "weekly"
+        elif re.fullmatch(r"\d{1,2}:\d{2}", word):
+            hour, minute = map(int, word.split(":"))
+            if hour > 23 or minute > 59:
+                raise ParseError(f"time {word} is not a clock time (00:00-23:59).", token=word)
+            at = f"{hour:02d}:{minute:02d}"
+        elif "/" in word or word.upper() == "UTC":
+            try:
+                ZoneInfo(word)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ParseError(f"unknown time zone {word[:40]}: use an IANA name like "
+                                 "Asia/Shanghai.", token=word) from None
+            tz = word
+        elif word.startswith("#"):
+            raise ParseError(f"pick the channel from Slack's autocomplete ({word[:40]} came "
+                             "through as text), or leave it out for this channel.", token=word)
+        else:
+            raise ParseError(f"unexpected {word[:40]}. {USAGE}", token=word)
+    if frequency is None:
+        raise ParseError(f"daily or weekly? {USAGE}")
+    return Subscription(team=team, channel=target, frequency=frequency, weekday=weekday, at=at,
+                        tz=tz, created_by=user, created_at=now)
+
+
+def latest_slot(sub: Subscription, now: datetime) -> tuple[datetime, str]:
+    """The most recent scheduled time at or before `now` (aware, UTC) and its period key.
+
+    Slots are wall-clock times in the subscription's zone, so 09:00 stays 09:00 across a
+    daylight-saving change (the UTC instant moves)."""
+    zone = ZoneInfo(sub.tz)
+    local = now.astimezone(zone)
+    hour, minute = map(int, sub.at.split(":"))
+
+    def at_day(day: date) -> datetime:
+        return datetime(day.year, day.month, day.day, hour, minute, tzinfo=zone)
+
+    if sub.frequency == "daily":
+        slot = at_day(local.date())
+        if slot > local:
+            slot = at_day(local.date() - timedelta(days=1))
+        return slot.astimezone(UTC), slot.date().isoformat()
+    back = (local.weekday() - sub.weekday) % 7
+    slot = at_day(local.date() - timedelta(days=back))
+    if slot > local:
+        slot = at_day(local.date() - timedelta(days=7))
+    year, week, _ = slot.isocalendar()
+    return slot.astimezone(UTC), f"{year}-W{week:02d}"
+
+
+class Digests:
+    def __init__(self, redis: Redis, client: AsyncWebClient, prices: PriceStore) -> None:
+        self.redis = redis
+        self.client = client
+        self.prices = prices
+
+    # -- subscriptions --------------------------------------------------------------------------
+
+    async def subscribe(self, sub: Subscription) -> None:
+        await self.redis.hset(keys.digest_subscriptions(sub.team), sub.channel,
+                              sub.model_dump_json())
+        await self.redis.sadd(keys.digest_teams(), sub.team)
+        # the period already under way is not owed: the first digest comes at the next slot
+        _, period = latest_slot(sub, sub.created_at)
+        await self.redis.set(keys.digest_done(sub.team, sub.channel, period), "skipped",
+                             ex=DONE_TTL_S)
+        await self._snapshot(sub, await self.prices.visible(sub.team))
+
+    async def unsubscribe(self, team: str, channel: str) -> bool:
+        return bool(await self.redis.hdel(keys.digest_subscriptions(team), channel))
+
+    async def subscriptions(self, team: str) -> list[Subscription]:
+        raw = await self.redis.hgetall(keys.digest_subscriptions(team))
+        return [Subscription.model_validate_json(v) for v in raw.values()]
+
+    # -- running --------------------------------------------------------------------------------
+
+    async def run_due(self, now: datetime) -> list[str]:
+        """Post every digest whose latest slot has passed and is not yet posted."""
+        posted = []
+        for team in sorted(await self.redis.smembers(keys.digest_teams())):
+            for sub in await self.subscriptions(team):
+                slot, period = latest_slot(sub, now)
+                if slot < sub.created_at:
+                    continue
+                if await self._post_once(sub, period, late=now - slot > LATE_AFTER, now=now):
+                    posted.append(f"{team}/{sub.channel}/{period}")
+        return posted
+
+    async def _post_once(self, sub: Subscription, period: str, *, late: bool,
+                         now: datetime) -> bool:
+        done = keys.digest_done(sub.team, sub.channel, period)
+        if await self.redis.exists(done):
+            return False
+        lock = self.redis.lock(keys.digest_lock(sub.team, sub.channel, period), timeout=120,
+                               blocking=False)
+        if not await lock.acquire():
+            return False
+        try:
+            if await self.redis.exists(done):  # another trigger finished while we waited
+                return False
+            sections, fallback = await self.compose(sub.team, sub.channel, now=now, late=late,
+                                                    period=period)
+            await self.client.chat_postMessage(
+                channel=sub.channel, text=render.fallback(fallback),
+                blocks=render.blocks("digest.json.j2", d={"sections": sections,
+                                                          "title": fallback[:150]}))
+            await self.redis.set(done, now.isoformat(), ex=DONE_TTL_S)
+            await self._snapshot(sub, await self.prices.visible(sub.team))
+            return True
+        finally:
+            with contextlib.suppress(LockError):  # expired: nothing of ours to release
+                await lock.release()
+
+    # -- content ------------------------------------------------------------------------------
+
+    async def compose(self, team: str, channel: str | None, *, now: datetime, late: bool = False,
+                      period: str = "") -> tuple[list[str], str]:
+        records = await self.prices.visible(team)
+        best = newest(records)
+        today = now.date()
+        previous = {}
+        if channel is not None:
+            raw = await self.redis.hgetall(keys.digest_snapshot(team, channel))
+            previous = {k: json.loads(v) for k, v in raw.items()}
+        sections = [_movers(best, previous)]
+        cards = await self.prices.most_asked(team) or list(DEFAULT_CARDS)
+        sections.append(_cheapest(best, cards, records, today))
+        stale = sorted((r for r in best.values() if (today - r.quoted).days > STALE_DAYS),
+                       key=lambda r: r.quoted)
+        if stale:
+            sections.append(f"*Stale* ({len(stale)} current prices older than {STALE_DAYS} days: "
+                            "ask vendors for fresh quotes)\n" + "\n".join(
+                                f"• {r.item} {r.kind}: {r.quoted}" for r in stale[:10])
+                            + (f"\n… and {len(stale) - 10} more" if len(stale) > 10 else ""))
+        failures = {u: s for u, s in (await self.prices.feed_status()).items() if not s["ok"]}
+        if failures:
+            sections.append("*Feeds that failed* (their previous prices are kept)\n" + "\n".join(
+                f"• {url[:120]}: {s['error']} ({s['at']})" for url, s in list(failures.items())[:10]))
+        title = f"GPU price digest{' (late)' if late else ''}{f' · {period}' if period else ''}"
+        return sections, title
+
+    async def _snapshot(self, sub: Subscription, records: list[PriceRecord]) -> None:
+        key = keys.digest_snapshot(sub.team, sub.channel)
+        mapping = {f"{item}|{kind}": json.dumps({"amount": _mid(r), "currency": r.currency})
+                   for (item, kind), r in newest(records).items()}
+        if mapping:
+            await self.redis.delete(key)
+            await self.redis.hset(key, mapping=mapping)
+
+
+def _mid(rec: PriceRecord) -> float:
+    return (rec.low + rec.high) / 2
+
+
+def _fmt(amount: float) -> str:
+    return f"{amount:,.0f}" if amount >= 100 else f"{amount:.3g}"
+
+
+def _movers(best: dict[tuple[str, str], PriceRecord], previous: dict[str, Any]) -> str:
+    moves = []
+    for (item, kind), rec in best.items():
+        before = previous.get(f"{item}|{kind}")
+        if not before or before["currency"] != rec.currency or before["amount"] == _mid(rec):
+            continue
+        pct = (_mid(rec) - before["amount"]) / before["amount"]
+        moves.append((abs(pct), pct, item, kind, before["amount"], rec))
+    if not moves:
+        return "*Price changes since the last digest*\nNo price changed."
+    moves.sort(reverse=True)
+    lines = [f"*Price changes since the last digest* ({len(moves)}, biggest first)"]
+    for _, pct, item, kind, old, rec in moves[:MOVERS_SHOWN]:
+        arrow = "▲ up" if pct > 0 else "▼ down"
+        lines.append(f"• {item} {kind.replace('_', ' ')}: {_fmt(old)} → {_fmt(_mid(rec))} "
+                     f"{rec.currency} ({arrow} {abs(pct):.1%}) · {rec.source[:60]}")
+    if len(moves) > MOVERS_SHOWN:
+        lines.append(f"… and {len(moves) - MOVERS_SHOWN} smaller changes")
+    return "\n".join(lines)
+
+
+def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
+              records: list[PriceRecord], today: date) -> str:
+    from engine.prices import price_book
+
+    book = price_book().with_prices(tuple(r.to_price() for r in records))
+    lines = ["*The cards this workspace asks about*"]
+    for name in cards[:6]:
+        gpu = catalog.gpus().get(name)
+        if gpu is None:
+            continue
+        rent = best.get((name, "rent_card_hour"))
+        buy = best.get((name, "buy_card"))
+        count = 8 if gpu.form_factor in ("sxm", "oam") else 1
+        pc = plan_cost(book, gpu, count, CostInputs(today=today))
+        parts = [gpu.display]
+        parts.append(f"rent {_fmt(_mid(rent))} {rent.currency}/GPU-h" if rent else "no rent price")
+        parts.append(f"buy {_fmt(_mid(buy))} {buy.currency}/card" if buy else "no card price")
+        if pc.break_even_hours is not None:
+            parts.append(f"buying {count} pays off above {pc.break_even_hours:.0f} h/month")
+        lines.append("• " + " · ".join(parts))
+    return "\n".join(lines)

@@ -1,0 +1,130 @@
+"""Price feeds: URLs a team re-publishes price lists at, fetched on a schedule.
+
+Format (JSON):  {"source": "Provider price list", "prices": [
+                  {"item": "h100-sxm", "kind": "rent_card_hour", "low": 2.49, "high": 2.49,
+                   "currency": "USD", "quoted": "2026-11-01", "gpus": 1, "region": "global"}]}
+Format (CSV):   a header row item,kind,low,high,currency,quoted[,gpus,region,note], then rows.
+`amount` may stand for low = high. A feed is taken whole or not at all: a timeout, an oversized
+body, a redirect, a parse error or one invalid row rejects it, is recorded as a failure (shown in
+the digest) and never touches the prices already stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+from pydantic import ValidationError
+
+from bot import keys
+from bot.pricestore import GLOBAL, PriceRecord, PriceStore
+
+MAX_BYTES = 1 << 20  # 1 MiB
+TIMEOUT_S = 10.0
+MAX_ROWS = 5000
+
+
+class FeedError(ValueError):
+    pass
+
+
+def parse_feed(body: bytes, *, url: str, content_type: str = "") -> list[PriceRecord]:
+    """Rows of a feed as validated records, or FeedError naming what is wrong."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise FeedError("not UTF-8 text") from err
+    stripped = text.lstrip()
+    rows: list[dict[str, Any]]
+    source = url
+    if "json" in content_type or stripped.startswith(("{", "[")):
+        try:
+            data = json.loads(text)
+        except ValueError as err:
+            raise FeedError(f"invalid JSON ({err.msg} at line {err.lineno})") from None
+        if isinstance(data, dict):
+            source = str(data.get("source") or url)[:200]
+            data = data.get("prices")
+        if not isinstance(data, list):
+            raise FeedError('JSON must be a list of prices or {"prices": [...]}')
+        rows = data
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        if not reader.fieldnames or not {"item", "kind", "currency", "quoted"} <= set(
+                reader.fieldnames):
+            raise FeedError("CSV needs a header with item, kind, low/high or amount, currency, "
+                            "quoted")
+        rows = list(reader)
+    if not rows:
+        raise FeedError("no prices in the feed")
+    if len(rows) > MAX_ROWS:
+        raise FeedError(f"{len(rows)} rows; at most {MAX_ROWS}")
+    now = datetime.now(UTC)
+    out = []
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise FeedError(f"row {number} is not an object")
+        row = {k: v for k, v in row.items() if v not in ("", None)}
+        if "amount" in row:
+            row.setdefault("low", row["amount"])
+            row.setdefault("high", row["amount"])
+        row.setdefault("high", row.get("low"))
+        digest = hashlib.sha1(json.dumps([url, row], sort_keys=True, default=str).encode())
+        try:
+            out.append(PriceRecord(
+                id=f"feed-{digest.hexdigest()[:16]}", item=str(row.get("item", "")),
+                kind=row.get("kind"), gpus=row.get("gpus", 1), low=row.get("low"),
+                high=row.get("high"), currency=str(row.get("currency", "")).upper(),
+                region=row.get("region", "global"), source=f"feed {source} ({url})"[:500],
+                origin="feed", entered_by=url[:80], quoted=row.get("quoted"), recorded_at=now,
+                note=str(row.get("note", ""))[:500]))
+        except ValidationError as err:
+            first = err.errors()[0]
+            raise FeedError(f"row {number}: {'.'.join(map(str, first['loc']))} "
+                            f"{first['msg'].lower()}") from None
+    return out
+
+
+async def fetch(session: aiohttp.ClientSession, url: str) -> list[PriceRecord]:
+    try:
+        async with session.get(url, allow_redirects=False,
+                               timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as resp:
+            if 300 <= resp.status < 400:
+                raise FeedError(f"redirected ({resp.status}); give the final URL")
+            if resp.status != 200:
+                raise FeedError(f"HTTP {resp.status}")
+            declared = resp.content_length
+            if declared is not None and declared > MAX_BYTES:
+                raise FeedError(f"{declared} bytes; at most {MAX_BYTES}")
+            body = await resp.content.read(MAX_BYTES + 1)
+            if len(body) > MAX_BYTES:
+                raise FeedError(f"more than {MAX_BYTES} bytes")
+            return parse_feed(body, url=url, content_type=resp.headers.get("Content-Type", ""))
+    except TimeoutError:
+        raise FeedError(f"no answer within {TIMEOUT_S:g} s") from None
+    except aiohttp.ClientError as err:
+        raise FeedError(f"{type(err).__name__}") from None
+
+
+async def refresh(store: PriceStore, urls: list[str]) -> dict[str, dict[str, Any]]:
+    """Fetch every feed; store good ones, record every outcome."""
+    results: dict[str, dict[str, Any]] = {}
+    async with aiohttp.ClientSession() as session:
+        for url in urls:
+            at = datetime.now(UTC).isoformat(timespec="seconds")
+            try:
+                records = await fetch(session, url)
+            except FeedError as err:
+                results[url] = {"ok": False, "error": str(err), "at": at}
+                continue
+            await store.add(GLOBAL, records)
+            results[url] = {"ok": True, "rows": len(records), "at": at}
+    if results:
+        await store.redis.hset(keys.feed_status(),
+                               mapping={u: json.dumps(r) for u, r in results.items()})
+    return results

@@ -1,0 +1,90 @@
+"""Terminal commands for operators: `gpusize digest run` (for an external scheduler such as a
+Kubernetes CronJob) and `gpusize prices import FILE` / `gpusize prices export`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot import feeds
+from bot.app import redis_client, web_client
+from bot.digest import Digests
+from bot.pricestore import GLOBAL, PriceStore
+from bot.settings import load_settings
+
+
+def digest_run(args: list[str]) -> int:
+    """Post every due digest once and exit. `--now ISO-TIME` runs as if it were then."""
+    now = datetime.now(UTC)
+    for arg in args:
+        if arg.startswith("--now="):
+            now = datetime.fromisoformat(arg.split("=", 1)[1])
+            if now.tzinfo is None:
+                now = now.replace(tzinfo=UTC)
+        else:
+            print(f"gpusize digest run: unknown option {arg[:40]}; options: --now=ISO-TIME",
+                  file=sys.stderr)
+            return 2
+    settings = load_settings()
+
+    async def main() -> list[str]:
+        redis = redis_client(settings)
+        prices = PriceStore(redis)
+        if settings.feed_urls:
+            await feeds.refresh(prices, settings.feed_urls)
+        posted = await Digests(redis, web_client(settings), prices).run_due(now)
+        await redis.aclose()
+        return posted
+
+    posted = asyncio.run(main())
+    print(f"digests posted: {len(posted)}" + (f" ({', '.join(posted)})" if posted else ""))
+    return 0
+
+
+def prices(args: list[str]) -> int:
+    """`prices import FILE [--team T]` adds records (JSON or CSV, the feed format);
+    `prices export [--team T]` prints the history as JSON."""
+    if not args or args[0] not in ("import", "export"):
+        print("usage: gpusize prices import FILE [--team=T] | gpusize prices export [--team=T]",
+              file=sys.stderr)
+        return 2
+    team = next((a.split("=", 1)[1] for a in args if a.startswith("--team=")), None)
+    scope = team or GLOBAL
+    settings = load_settings()
+
+    async def run() -> int:
+        redis = redis_client(settings)
+        store = PriceStore(redis)
+        try:
+            if args[0] == "export":
+                records = await store.visible(team) if team else await store.records(GLOBAL)
+                if not records:
+                    await store.seed_catalog()
+                    records = await store.records(GLOBAL)
+                print(json.dumps({"prices": [json.loads(r.model_dump_json()) for r in
+                                             sorted(records, key=lambda r: (r.item, r.quoted))]},
+                                 indent=2, ensure_ascii=False))
+                return 0
+            files = [a for a in args[1:] if not a.startswith("--")]
+            if len(files) != 1:
+                print("gpusize prices import: give one FILE", file=sys.stderr)
+                return 2
+            path = Path(files[0])
+            try:
+                records = feeds.parse_feed(path.read_bytes(), url=f"file:{path.name}",
+                                           content_type="json" if path.suffix == ".json" else "")
+            except (OSError, feeds.FeedError) as err:
+                print(f"gpusize prices import: {path.name}: {err}", file=sys.stderr)
+                return 2
+            records = [r.model_copy(update={"origin": "import", "entered_by": "cli"})
+                       for r in records]
+            await store.add(scope, records)
+            print(f"imported {len(records)} price records into {scope}")
+            return 0
+        finally:
+            await redis.aclose()
+
+    return asyncio.run(run())

@@ -1,0 +1,170 @@
+"""`/gpusize price [CARD]`, `/gpusize quote CARD buy|rent AMOUNT vendor="..."`, `quote list`,
+`quote remove ID`: prices as a team sees them, and the team's own vendor quotes (the seeds' step 4:
+get three local quotes)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from datetime import UTC, date, datetime
+
+from bot.pricestore import PriceRecord, PriceStore, new_id, newest
+from engine import catalog
+from engine.parse import ParseError, parse_money
+from engine.prices import STALE_DAYS
+
+KINDS = {"buy": "buy_card", "purchase": "buy_card", "buy-card": "buy_card",
+         "buy-server": "buy_server", "server": "buy_server",
+         "rent": "rent_card_hour", "rent-hour": "rent_card_hour", "hourly": "rent_card_hour",
+         "rent-month": "rent_server_month", "monthly": "rent_server_month"}
+KIND_TEXT = {"buy_card": "buy per card", "buy_server": "buy per server",
+             "rent_card_hour": "rent per GPU-hour", "rent_server_month": "rent per server-month"}
+SUBCOMMANDS = ("price", "prices", "quote", "quotes")
+QUOTE_USAGE = ('`/gpusize quote CARD buy|rent|buy-server|rent-month AMOUNT vendor="Name"` '
+               '(e.g. `/gpusize quote H100 buy 230k vendor="Chengdu IDC A"`, '
+               '`/gpusize quote 8xa800 buy-server 1.2M vendor="X"`, `/gpusize quote 4090 rent 2.5`)')
+
+
+def is_price_command(text: str) -> bool:
+    return text.split(maxsplit=1)[0].lower() in SUBCOMMANDS if text.strip() else False
+
+
+def _words(text: str) -> list[str]:
+    text = text.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
+    try:
+        return shlex.split(text)
+    except ValueError as err:
+        raise ParseError(f"cannot read the quote ({err}): check the quotes.") from None
+
+
+def item_for(word: str) -> str:
+    """`H100` -> h100-sxm; `8xa800` / `8x A800` -> server:8xa800."""
+    m = re.fullmatch(r"(\d+)\s*x\s*(.+)", word.lower())
+    card_text = m.group(2) if m else word
+    gpu = catalog.find_gpu(card_text)
+    if gpu is None:
+        near = catalog.closest_gpus(card_text, n=1)
+        raise ParseError(f"unknown card {word[:40]}; known cards: {', '.join(catalog.gpus())}.",
+                         token=word, suggestion=near[0] if near else None)
+    return f"server:{int(m.group(1))}x{gpu.name}" if m else gpu.name
+
+
+def parse_quote(text: str, *, team_user: str, today: date) -> PriceRecord:
+    words = _words(text)[1:]  # drop "quote"
+    if len(words) < 3:
+        raise ParseError(f"a quote needs a card, a kind and an amount: {QUOTE_USAGE}")
+    card, kind_word, amount_word, *rest = words
+    item = item_for(card)
+    kind = KINDS.get(kind_word.lower())
+    if kind is None:
+        raise ParseError(f"quote kind {kind_word[:20]} is not one of buy, rent, buy-server, "
+                         f"rent-month. {QUOTE_USAGE}", token=kind_word)
+    if kind in ("buy_server", "rent_server_month") and not item.startswith("server:"):
+        item = f"server:1x{item}"
+    if kind in ("buy_card", "rent_card_hour") and item.startswith("server:"):
+        raise ParseError(f"{card} is a server: use buy-server or rent-month for it.", token=card)
+    money = parse_money("amount", amount_word.lower())
+    options: dict[str, str] = {}
+    for word in rest:
+        key, sep, value = word.partition("=")
+        if not sep or key.lower() not in ("vendor", "date", "currency", "note"):
+            raise ParseError(f"unexpected {word[:40]} in a quote: {QUOTE_USAGE}", token=word)
+        options[key.lower()] = value.strip()
+    currency = (money.currency or options.get("currency", "CNY")).upper()
+    if currency == "RMB":
+        currency = "CNY"
+    if currency not in ("CNY", "USD"):
+        raise ParseError(f"currency {currency[:10]} is not CNY or USD.", token=currency)
+    quoted = today
+    if "date" in options:
+        try:
+            quoted = date.fromisoformat(options["date"])
+        except ValueError:
+            raise ParseError(f"date={options['date'][:20]} is not YYYY-MM-DD.") from None
+    gpus = int(item.split(":")[1].split("x")[0]) if item.startswith("server:") else 1
+    return PriceRecord(id=new_id("q"), item=item, kind=kind, gpus=gpus, low=money.amount,
+                       high=money.amount, currency=currency,
+                       region="china" if currency == "CNY" else "global",
+                       source=f"vendor quote: {options.get('vendor') or 'unnamed vendor'}",
+                       origin="quote", vendor=options.get("vendor", ""), entered_by=team_user,
+                       quoted=quoted, recorded_at=datetime.now(UTC), note=options.get("note", ""))
+
+
+def _amount(rec: PriceRecord) -> str:
+    value = f"{rec.low:,.4g}" if rec.low < 100 else f"{rec.low:,.0f}"
+    if rec.high != rec.low:
+        value += f"-{rec.high:,.4g}" if rec.high < 100 else f"-{rec.high:,.0f}"
+    return f"{value} {rec.currency}"
+
+
+def _age(rec: PriceRecord, today: date) -> str:
+    days = (today - rec.quoted).days
+    stale = " *stale*" if days > STALE_DAYS else ""
+    return f"{days} d old{stale}"
+
+
+def _origin(rec: PriceRecord) -> str:
+    if rec.origin == "quote":
+        return f"quote from {rec.vendor or 'a vendor'} by <@{rec.entered_by}> (id `{rec.id}`)"
+    return rec.source[:120]
+
+
+def current_prices(records: list[PriceRecord], today: date) -> list[str]:
+    """Per kind, cards cheapest first, each with its age and source."""
+    best = newest(records)
+    sections = []
+    for kind, title in KIND_TEXT.items():
+        rows = sorted((r for (item, k), r in best.items() if k == kind), key=lambda r: r.low)
+        if not rows:
+            continue
+        lines = [f"*{title}*"] + [f"• {r.item}: {_amount(r)} · {_age(r, today)} · {_origin(r)}"
+                                  for r in rows]
+        sections.append("\n".join(lines))
+    return sections or ["No prices recorded yet."]
+
+
+def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
+    card = item.split(":")[-1]
+    rows = sorted((r for r in records if r.item == card or r.item.endswith("x" + card)),
+                  key=lambda r: (r.quoted, r.recorded_at), reverse=True)
+    if not rows:
+        return [f"No prices recorded for {card}."]
+    lines = [f"*Price history of {card}* (newest first)"]
+    lines += [f"• {r.quoted} · {KIND_TEXT[r.kind]} · {r.item} · {_amount(r)} · {_age(r, today)} "
+              f"· {_origin(r)}" for r in rows[:60]]
+    if len(rows) > 60:
+        lines.append(f"… and {len(rows) - 60} older")
+    return ["\n".join(lines)]
+
+
+async def handle(store: PriceStore, *, team: str, user: str, text: str, today: date,
+                 is_admin: bool) -> list[str]:
+    """Run a price/quote subcommand; returns the sections of an ephemeral reply."""
+    words = text.split()
+    head = words[0].lower()
+    if head in ("price", "prices"):
+        records = await store.visible(team)
+        if len(words) > 1:
+            return history(records, item_for(words[1]), today)
+        return current_prices(records, today)
+    if len(words) == 1 or words[1].lower() == "list":
+        mine = sorted(await store.records(team), key=lambda r: r.quoted, reverse=True)
+        if not mine:
+            return [f"No quotes in this workspace yet. {QUOTE_USAGE}"]
+        return ["*This workspace's quotes*\n" + "\n".join(
+            f"• `{r.id}` {r.item} {KIND_TEXT[r.kind]} {_amount(r)} · {r.quoted} · "
+            f"{r.vendor or 'unnamed vendor'} · <@{r.entered_by}>" for r in mine[:80])]
+    if words[1].lower() in ("remove", "delete", "rm"):
+        if len(words) < 3:
+            raise ParseError("which quote? `/gpusize quote remove ID` (ids: `/gpusize quote list`)")
+        outcome = await store.remove(team, words[2], user=user, is_admin=is_admin)
+        return [{"removed": f"Removed quote `{words[2]}`.",
+                 "missing": f"No quote `{words[2][:40]}` in this workspace.",
+                 "forbidden": "Only the person who added a quote, or a workspace admin, can "
+                              "remove it."}[outcome]]
+    record = parse_quote(text, team_user=user, today=today)
+    await store.add(team, [record])
+    return [f"Recorded quote `{record.id}`: {record.item} {KIND_TEXT[record.kind]} "
+            f"{_amount(record)} from {record.vendor or 'an unnamed vendor'}, dated "
+            f"{record.quoted}. This workspace's answers use it from now on (newest price per "
+            "card wins); `/gpusize quote remove " + record.id + "` takes it back."]
