@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import render, views, workers
 from bot.followup import parse_followup
+from bot.observability import ENGINE_SECONDS, REDIS_ERRORS
 from bot.pricestore import PriceStore
 from bot.store import ConversationStore
 from engine import ParseError, UnknownModel
@@ -102,13 +104,16 @@ class Dialog:
         try:
             return await self.prices.book_for(team)
         except RedisError:
+            REDIS_ERRORS.labels("prices").inc()
             return None
 
     async def _compose(self, team: str, fields: Fields, version: int,
                        changes: list[str] | None = None, user: str | None = None
                        ) -> dict[str, Any]:
-        message = await workers.run(workers.compose, fields, version, changes, user,
-                                    await self._book(team))
+        book = await self._book(team)
+        start = time.perf_counter()
+        message = await workers.run(workers.compose, fields, version, changes, user, book)
+        ENGINE_SECONDS.observe(time.perf_counter() - start)
         top = message.pop("top_gpu")
         if top:
             with contextlib.suppress(RedisError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -15,10 +16,11 @@ from redis.exceptions import RedisError
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot import feeds
+from bot import observability as obs
 from bot.app import create_app, redis_client, web_client
 from bot.digest import Digests
 from bot.pricestore import PriceStore
@@ -42,8 +44,10 @@ async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
                 next_feed = loop_time + settings.feed_interval_minutes * 60
             posted = await digests.run_due(datetime.now(UTC))
             if posted:
+                obs.DIGESTS.inc(len(posted))
                 log.info("digests posted: %s", ", ".join(posted))
         except (RedisError, OSError) as err:
+            obs.REDIS_ERRORS.labels("scheduler").inc()
             log.warning("scheduler tick failed: %s", type(err).__name__)
         except Exception:
             log.exception("scheduler tick failed")
@@ -63,8 +67,18 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
         if task:
             task.cancel()
 
-    async def events(request: Request):
-        return await handler.handle(request)
+    async def events(request: Request) -> Response:
+        obs.new_request_id(request.headers.get("x-request-id"))
+        ctype = request.headers.get("content-type", "")
+        kind = "event" if "json" in ctype else "form"  # commands and actions are form posts
+        start = time.perf_counter()
+        response = await handler.handle(request)
+        obs.REQUEST_SECONDS.labels(kind).observe(time.perf_counter() - start)
+        return response
+
+    async def metrics(_: Request) -> Response:
+        body, ctype = obs.metrics_body()
+        return Response(body, media_type=ctype)
 
     async def healthz(_: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")
@@ -78,12 +92,16 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
 
     return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
                              Route("/healthz", healthz, methods=["GET"]),
-                             Route("/readyz", readyz, methods=["GET"])], lifespan=lifespan)
+                             Route("/readyz", readyz, methods=["GET"]),
+                             Route("/metrics", metrics, methods=["GET"])], lifespan=lifespan)
 
 
 def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
     settings = load_settings()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    obs.configure_logging([settings.slack_bot_token.get_secret_value(),
+                           settings.slack_signing_secret.get_secret_value(),
+                           settings.slack_app_token.get_secret_value()
+                           if settings.slack_app_token else ""])
     from bot import workers
 
     workers.warm_up()  # answer workers up before the first question

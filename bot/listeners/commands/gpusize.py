@@ -16,6 +16,7 @@ from bot import pricecommands
 from bot.dialog import Dialog, help_message, notice
 from bot.digest import USAGE as DIGEST_USAGE
 from bot.digest import Digests, parse_subscribe
+from bot.observability import COMMANDS, REDIS_ERRORS
 from engine import ParseError, UnknownModel
 
 log = logging.getLogger("gpusize.bot")
@@ -30,6 +31,7 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
         text = (command.get("text") or "").strip()
         first = text.split(maxsplit=1)[0].lower() if text else ""
         if text.lower() in HELP_WORDS:
+            COMMANDS.labels("help").inc()
             msg = help_message()
             await ack(text=msg.text, blocks=msg.blocks)
             return
@@ -43,9 +45,12 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
                         dialog.prices, team=command["team_id"], user=command["user_id"],
                         text=text, today=datetime.now(UTC).date(),
                         is_admin=await _is_admin(client, command, text))
+                COMMANDS.labels(first.rstrip("s")).inc()
             except ParseError as err:
+                COMMANDS.labels("error").inc()
                 sections = [f"{err}"]
             except RedisError:
+                REDIS_ERRORS.labels("command").inc()
                 sections = [STORE_DOWN]
             msg = notice("\n\n".join(sections))
             await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
@@ -53,6 +58,7 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
         try:
             fields = dialog.check(text)
         except (ParseError, UnknownModel) as err:
+            COMMANDS.labels("error").inc()
             msg = notice(f"{err}", context="Nothing was posted. `/gpusize help` shows the grammar.")
             await ack(text=msg.text, blocks=msg.blocks)
             return
@@ -60,7 +66,9 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
         try:
             await dialog.command(team=command["team_id"], channel=command["channel_id"],
                                  user=command["user_id"], fields=fields, respond=respond)
+            COMMANDS.labels("answered" if fields.method else "asked").inc()
         except Exception:  # the user gets a short apology, the log gets the details
+            COMMANDS.labels("failed").inc()
             log.exception("answering /gpusize failed")
             await respond(response_type="ephemeral", text=APOLOGY)
 
