@@ -3,6 +3,7 @@ Slack or Redis at import time."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -13,6 +14,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -31,13 +33,15 @@ def web_client(settings: Settings) -> AsyncWebClient:
                             base_url=settings.slack_api_url, timeout=10)
     # slack_sdk installs only the connection-error handler by default: honour 429 Retry-After
     client.retry_handlers = [AsyncConnectionErrorRetryHandler(max_retry_count=2),
-                             AsyncRateLimitErrorRetryHandler(max_retry_count=2)]
+                             AsyncRateLimitErrorRetryHandler(max_retry_count=2),
+                             AsyncServerErrorRetryHandler(max_retry_count=2)]
     return client
 
 
 def redis_client(settings: Settings) -> Redis:
-    return Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=2,
-                          socket_connect_timeout=2)
+    # short timeouts: a slow or absent Redis must never hold an acknowledgement past Slack's 3 s
+    return Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=1,
+                          socket_connect_timeout=1)
 
 
 def hub_lookup(repo_id: str) -> Any:
@@ -61,8 +65,8 @@ def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> Asyn
         event_id = body.get("event_id")
         if body.get("type") == "event_callback" and event_id:
             try:
-                first = await store.claim(keys.event_seen(event_id))
-            except RedisError:
+                first = await asyncio.wait_for(store.claim(keys.event_seen(event_id)), 0.5)
+            except (RedisError, OSError, TimeoutError):
                 first = True  # without Redis, answering twice beats not answering
             if not first:
                 return BoltResponse(status=200, body="")

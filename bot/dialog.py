@@ -34,6 +34,10 @@ Respond = Callable[..., Awaitable[Any]]
 NOT_IN_CHANNEL = ("not_in_channel", "channel_not_found", "is_archived")
 INVITE = ("I am not in this channel, so the answer is only for you. Invite me with "
           "`/invite @gpusize` and ask again to start a thread the team can follow.")
+THREAD_DOWN = ("I cannot continue this thread right now (my conversation store is not answering). "
+               "`/gpusize MODEL METHOD ...` still answers; the thread works again once the store "
+               "is back.")
+APOLOGY = "Sorry, I could not answer that just now (Slack or my store failed); please try again."
 STATE_DOWN = ("I could not save this conversation right now, so replies in this thread will not "
               "reach me; ask again with /gpusize later.")
 
@@ -337,7 +341,15 @@ class Dialog:
         await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
                                            text=render.fallback(text))
 
+    async def apologise(self, channel: str, user: str, thread_ts: str | None, *,
+                        store_down: bool) -> None:
+        """Best effort: tell the person instead of leaving them in silence."""
+        with contextlib.suppress(Exception):
+            await self._ephemeral(channel, user, THREAD_DOWN if store_down else APOLOGY,
+                                  thread_ts or "")
+
     async def _ephemeral(self, channel: str, user: str, text: str, thread_ts: str) -> None:
         note = notice(text)
-        await self.client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts,
-                                             text=note.text, blocks=note.blocks)
+        extra = {"thread_ts": thread_ts} if thread_ts else {}
+        await self.client.chat_postEphemeral(channel=channel, user=user, text=note.text,
+                                             blocks=note.blocks, **extra)

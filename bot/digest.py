@@ -23,6 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import keys, render
 from bot.pricestore import PriceRecord, PriceStore, newest
+from bot.render import channel_ref
 from engine import catalog
 from engine.cost import CostInputs, plan_cost
 from engine.parse import ParseError
@@ -50,7 +51,7 @@ class Subscription(BaseModel):
     def describe(self) -> str:
         when = f"every {WEEKDAYS[self.weekday].capitalize()}" if self.frequency == "weekly" \
             else "every day"
-        return f"{when} at {self.at} {self.tz} in <#{self.channel}>"
+        return f"{when} at {self.at} {self.tz} in {channel_ref(self.channel)}"
 
 
 def parse_subscribe(words: list[str], *, team: str, channel: str, user: str,

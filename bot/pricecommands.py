@@ -9,6 +9,7 @@ import shlex
 from datetime import UTC, date, datetime
 
 from bot.pricestore import PriceRecord, PriceStore, new_id, newest
+from bot.render import user_ref
 from engine import catalog
 from engine.parse import ParseError, parse_money
 from engine.prices import STALE_DAYS
@@ -105,7 +106,7 @@ def _age(rec: PriceRecord, today: date) -> str:
 
 def _origin(rec: PriceRecord) -> str:
     if rec.origin == "quote":
-        return f"quote from {rec.vendor or 'a vendor'} by <@{rec.entered_by}> (id `{rec.id}`)"
+        return f"quote from {rec.vendor or 'a vendor'} by {user_ref(rec.entered_by)} (id `{rec.id}`)"
     return rec.source[:120]
 
 
@@ -153,7 +154,7 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
             return [f"No quotes in this workspace yet. {QUOTE_USAGE}"]
         return ["*This workspace's quotes*\n" + "\n".join(
             f"• `{r.id}` {r.item} {KIND_TEXT[r.kind]} {_amount(r)} · {r.quoted} · "
-            f"{r.vendor or 'unnamed vendor'} · <@{r.entered_by}>" for r in mine[:80])]
+            f"{r.vendor or 'unnamed vendor'} · {user_ref(r.entered_by)}" for r in mine[:80])]
     if words[1].lower() in ("remove", "delete", "rm"):
         if len(words) < 3:
             raise ParseError("which quote? `/gpusize quote remove ID` (ids: `/gpusize quote list`)")

@@ -19,14 +19,33 @@ _HERE = Path(__file__).resolve().parent
 TEMPLATE_DIRS = (_HERE.parent / "templates", _HERE / "_templates")
 
 
-USER_MENTION = re.compile(r"&lt;@([UW][A-Z0-9]{2,20})&gt;")
+# The bot's own references to users travel through text as \x00U123\x00 (user_ref) and become
+# live mentions only here, after escaping; inbound text has NUL stripped (clean_input), so
+# nothing a user types can produce a live mention, @channel or link.
+USER_REF = re.compile(r"\x00([UW][A-Z0-9]{2,20})\x00")
+CHANNEL_REF = re.compile(r"\x01([CG][A-Z0-9]{2,20})\x01")
+
+
+def user_ref(user_id: str) -> str:
+    return f"\x00{user_id}\x00" if re.fullmatch(r"[UW][A-Z0-9]{2,20}", user_id) else "someone"
+
+
+def channel_ref(channel_id: str) -> str:
+    return f"\x01{channel_id}\x01" if re.fullmatch(r"[CG][A-Z0-9]{2,20}", channel_id) \
+        else "this channel"
+
+
+def clean_input(text: str) -> str:
+    """Inbound text from Slack, before anything reads it."""
+    return text.replace("\x00", "").replace("\x01", "")
 
 
 def mrkdwn(text: object) -> str:
-    """Escape &, < and > (Slack's rule); a plain user mention <@U123> stays live, nothing else:
-    no <!channel>, <!here>, links or channel references."""
+    """Escape &, < and > (Slack's rule); only the bot's own user_ref()s become mentions."""
     escaped = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return USER_MENTION.sub(r"<@\1>", escaped)
+    escaped = USER_REF.sub(r"<@\1>", escaped)
+    escaped = CHANNEL_REF.sub(r"<#\1>", escaped)
+    return escaped.replace("\x00", "").replace("\x01", "")
 
 
 def truncate(text: str, limit: int) -> str:

@@ -95,10 +95,11 @@ def test_escaping_is_slacks_not_htmls() -> None:
 def test_mentions_only_for_real_user_ids() -> None:
     assert render.mention("U0ALICE") == "<@U0ALICE>"
     assert render.mention("<!channel>") == "&lt;!channel&gt;"
-    assert render.mrkdwn("by <@U0ALICE>") == "by <@U0ALICE>"
-    for live in ("<!channel>", "<!here>", "<#C123|x>", "<https://x.y|z>", "<@U1|<!here>>"):
-        assert "<!" not in render.mrkdwn(live) and "<h" not in render.mrkdwn(live)
-        assert "<#" not in render.mrkdwn(live)
+    assert render.mrkdwn("by " + render.user_ref("U0ALICE")) == "by <@U0ALICE>"
+    assert render.user_ref("<!channel>") == "someone"
+    for live in ("<!channel>", "<!here>", "<#C123|x>", "<https://x.y|z>", "<@U1|<!here>>",
+                 "<@U0ALICE>", render.clean_input("\x00U0ALICE\x00")):
+        assert "<" not in render.mrkdwn(live)
 
 
 @settings(max_examples=200, deadline=None)

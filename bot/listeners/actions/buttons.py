@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 
 from bot import keys
 from bot.dialog import Dialog
+from bot.observability import REDIS_ERRORS
 
 log = logging.getLogger("gpusize.bot")
 Handler = Callable[..., Awaitable[None]]
@@ -36,13 +37,19 @@ async def _first_press(dialog: Dialog, body: dict[str, Any]) -> bool:
         return True
 
 
-def _guarded(work: Callable[[dict[str, Any]], Awaitable[None]]) -> Handler:
+def _guarded(dialog: Dialog, work: Callable[[dict[str, Any]], Awaitable[None]]) -> Handler:
     async def listener(ack: Any, body: dict[str, Any]) -> None:
         await ack()
         try:
             await work(body)
+        except RedisError:
+            REDIS_ERRORS.labels("button").inc()
+            _, channel, thread_ts, _, user = _where(body)
+            await dialog.apologise(channel, user, thread_ts, store_down=True)
         except Exception:
             log.exception("button handling failed")
+            _, channel, thread_ts, _, user = _where(body)
+            await dialog.apologise(channel, user, thread_ts, store_down=False)
 
     return listener
 
@@ -54,7 +61,7 @@ def answer_method(dialog: Dialog) -> Handler:
         team, channel, thread_ts, message_ts, user = _where(body)
         await dialog.answer_method(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                    message_ts=message_ts, method=body["actions"][0]["value"])
-    return _guarded(work)
+    return _guarded(dialog, work)
 
 
 def answer_budget(dialog: Dialog) -> Handler:
@@ -67,7 +74,7 @@ def answer_budget(dialog: Dialog) -> Handler:
         await dialog.answer_budget(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                    message_ts=message_ts,
                                    budget=None if action["action_id"].endswith("_skip") else budget)
-    return _guarded(work)
+    return _guarded(dialog, work)
 
 
 def whatif(dialog: Dialog, name: str) -> Handler:
@@ -77,7 +84,7 @@ def whatif(dialog: Dialog, name: str) -> Handler:
         team, channel, thread_ts, _, user = _where(body)
         await dialog.follow_up(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                inputs={name: body["actions"][0]["value"]})
-    return _guarded(work)
+    return _guarded(dialog, work)
 
 
 def show_breakdown(dialog: Dialog, kind: str) -> Handler:
@@ -86,4 +93,4 @@ def show_breakdown(dialog: Dialog, kind: str) -> Handler:
             return
         team, channel, thread_ts, _, _ = _where(body)
         await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts, kind=kind)
-    return _guarded(work)
+    return _guarded(dialog, work)

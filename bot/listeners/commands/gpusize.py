@@ -17,6 +17,7 @@ from bot.dialog import Dialog, help_message, notice
 from bot.digest import USAGE as DIGEST_USAGE
 from bot.digest import Digests, parse_subscribe
 from bot.observability import COMMANDS, REDIS_ERRORS
+from bot.render import channel_ref, clean_input
 from engine import ParseError, UnknownModel
 
 log = logging.getLogger("gpusize.bot")
@@ -28,7 +29,7 @@ STORE_DOWN = "Prices and digests live in Redis, which is not answering right now
 def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
     async def gpusize_command(ack: Any, command: dict[str, Any], respond: Any,
                               client: Any) -> None:
-        text = (command.get("text") or "").strip()
+        text = clean_input(command.get("text") or "").strip()
         first = text.split(maxsplit=1)[0].lower() if text else ""
         if text.lower() in HELP_WORDS:
             COMMANDS.labels("help").inc()
@@ -103,7 +104,8 @@ async def digest_command(digests: Digests, command: dict[str, Any], text: str) -
             if word.startswith("<#"):
                 target = word[2:].split("|")[0].rstrip(">")
         removed = await digests.unsubscribe(team, target)
-        return ["Unsubscribed." if removed else f"No digest subscription for <#{target}>."]
+        return ["Unsubscribed." if removed
+                else f"No digest subscription for {channel_ref(target)}."]
     if action == "preview":
         sections, title = await digests.compose(team, channel, now=now)
         return [f"*{title} (preview)*", *sections]

@@ -11,10 +11,21 @@ from redis.exceptions import RedisError
 
 from bot import keys
 from bot.dialog import Dialog
+from bot.followup import parse_followup
+from bot.observability import REDIS_ERRORS
+from bot.render import clean_input
 
 log = logging.getLogger("gpusize.bot")
 IGNORED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join",
                     "channel_leave", "message_replied"}
+
+
+def parse_followup_safely(text: str) -> bool:
+    """Would the bot have answered this message? (Chatter gets no apology either.)"""
+    try:
+        return parse_followup(clean_input(text)) is not None
+    except Exception:
+        return True
 
 
 async def _first_time(dialog: Dialog, team: str, channel: str, ts: str) -> bool:
@@ -36,9 +47,17 @@ def thread_message(dialog: Dialog) -> Callable[..., Awaitable[None]]:
             return
         try:
             await dialog.follow_up(team=team, channel=event["channel"], thread_ts=thread_ts,
-                                   user=event.get("user", ""), text=event.get("text", ""))
+                                   user=event.get("user", ""),
+                                   text=clean_input(event.get("text", "")))
+        except RedisError:
+            REDIS_ERRORS.labels("follow-up").inc()
+            if parse_followup_safely(event.get("text", "")):
+                await dialog.apologise(event["channel"], event.get("user", ""), thread_ts,
+                                       store_down=True)
         except Exception:
             log.exception("follow-up failed")
+            await dialog.apologise(event["channel"], event.get("user", ""), thread_ts,
+                                   store_down=False)
 
     return on_message
 
@@ -49,15 +68,20 @@ def mention(dialog: Dialog) -> Callable[..., Awaitable[None]]:
         channel, ts = event["channel"], event["ts"]
         if not await _first_time(dialog, team, channel, ts):
             return
+        thread = event.get("thread_ts") or ts
         try:
             if event.get("thread_ts") and event["thread_ts"] != ts:
                 await dialog.follow_up(team=team, channel=channel, thread_ts=event["thread_ts"],
-                                       user=event.get("user", ""), text=event.get("text", ""))
+                                       user=event.get("user", ""), text=clean_input(event.get("text", "")))
             else:
                 await dialog.mention_start(team=team, channel=channel, ts=ts,
                                            user=event.get("user", ""),
-                                           text=event.get("text", ""))
+                                           text=clean_input(event.get("text", "")))
+        except RedisError:
+            REDIS_ERRORS.labels("mention").inc()
+            await dialog.apologise(channel, event.get("user", ""), thread, store_down=True)
         except Exception:
             log.exception("mention failed")
+            await dialog.apologise(channel, event.get("user", ""), thread, store_down=False)
 
     return on_mention
