@@ -1,0 +1,151 @@
+"""Over 300 bad inputs (tests/data/bad_inputs.json) through every door: the grammar, thread
+follow-ups, price quotes, and the slash command and thread replies over real HTTP. Each gets a
+clear message or is ignored, never a traceback, never a live mention or link, and a bad one never
+changes stored state."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import pricecommands
+from bot.dialog import fields_to_inputs, inputs_to_fields
+from bot.followup import parse_followup
+from bot.render import clean_input
+from engine import UnknownModel
+from engine.parse import ParseError, build_request, parse
+from engine.resolve import resolve_model
+from tests.bot.conftest import RedisServer, SlackStub
+
+CORPUS: list[str] = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "bad_inputs.json").read_text(encoding="utf-8"))
+# what user text could smuggle in: broadcasts, links, the corpus's channel and user references
+# (the bot's own attribution of the asker, <@U0ALICE>, is not user text)
+LIVE = re.compile(r"<(!|https?:|mailto:|#C1|@U123)")
+
+
+def test_corpus_is_big_and_varied() -> None:
+    assert len(CORPUS) >= 300
+    joined = "".join(CORPUS)
+    for needle in ("<!channel>", "<@U123>", "<https://evil", "1e309", "NaN", "{{7*7}}", "全参微调",
+                   "\u200b", "\u202e", "🚀", "DROP TABLE"):
+        assert needle in joined
+
+
+@pytest.mark.parametrize("text", CORPUS)
+def test_grammar_only_raises_its_own_error(text: str) -> None:
+    try:
+        parse(clean_input(text))
+    except ParseError as err:
+        message = str(err)
+        assert message and "\n" not in message and "Traceback" not in message
+
+
+@pytest.mark.parametrize("text", CORPUS)
+def test_follow_up_and_quote_parsers_only_raise_their_own_error(text: str) -> None:
+    for attempt in (lambda: parse_followup(clean_input(text)),
+                    lambda: pricecommands.parse_quote(clean_input(text), team_user="U1",
+                                                      today=date(2026, 11, 30))):
+        try:
+            attempt()
+        except ParseError as err:
+            assert str(err)
+
+
+def is_bad_command(text: str) -> bool:
+    text = clean_input(text).strip()
+    if not text or text.lower() in ("help", "?") or text.split()[0].lower() in (
+            "price", "prices", "quote", "quotes", "digest"):
+        return False  # help and subcommands answer privately; they never start a thread
+    try:
+        fields = parse(text) if " " in text else None
+        resolve_model(fields.model if fields else text.split()[0])
+    except (ParseError, UnknownModel, IndexError):
+        return True
+    return False
+
+
+def test_slash_command_corpus_over_http(make_bot: Any, slack: SlackStub,
+                                        redis_server: RedisServer) -> None:
+    bot = make_bot(HF_HUB_OFFLINE="1")
+    bad = 0
+    for text in CORPUS:
+        status, body = bot.command(text, response_url=slack.response_url())
+        assert status == 200, text
+        assert "Traceback" not in body
+        if body:
+            reply = json.loads(body)
+            assert not LIVE.search(json.dumps(reply.get("blocks", []), ensure_ascii=False)), text
+        if is_bad_command(text):
+            bad += 1
+            assert body, f"no message for bad input {text!r}"
+    time.sleep(1.5)
+    for call in slack.calls:
+        assert not LIVE.search(json.dumps(call.body.get("blocks", []), ensure_ascii=False)), call
+        assert "Traceback" not in json.dumps(call.body)
+    assert bad >= 150
+    assert "Traceback" not in bot.log.read_text(errors="replace")
+
+
+def expected(state: dict[str, Any], text: str) -> str:
+    """What the dialog should do with this reply: "ignore" (chatter), "refuse" (a private
+    message, nothing changes) or "answer" (the request changes and a new answer is posted)."""
+    try:
+        fields = parse_followup(clean_input(text))
+    except ParseError:
+        return "refuse"
+    if fields is None:
+        return "ignore"
+    merged = {**state, **fields_to_inputs(fields)}
+    try:
+        if merged.get("method"):
+            build_request(inputs_to_fields(merged))
+        resolve_model(merged["model"])
+    except ParseError as err:
+        return "answer" if "quant=" in err.token and "quant" in state else "refuse"
+    except UnknownModel:
+        return "refuse"
+    return "answer"
+
+
+def test_thread_reply_corpus_never_corrupts_state(make_bot: Any, slack: SlackStub,
+                                                  redis_server: RedisServer) -> None:
+    bot = make_bot(HF_HUB_OFFLINE="1")
+    bot.command("13B lora budget=150k")
+    root = "1700000000.000001"
+    slack.wait_for("chat.postMessage")
+    key = f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}"
+    redis_server.wait_for_conversation(root)
+    baseline = ["model", '"13B"', "method", '"lora"', "budget",
+                '{"amount": 150000.0, "currency": null}', "_stage", "done", "_version", "1"]
+    outcomes: dict[str, int] = {}
+    for number, text in enumerate(CORPUS):
+        redis_server.command("DEL", key)
+        redis_server.command("HSET", key, *baseline)
+        before = redis_server.command("HGETALL", key)
+        state = {k: json.loads(v) for k, v in before.items() if not k.startswith("_")}
+        want = expected(state, text)
+        outcomes[want] = outcomes.get(want, 0) + 1
+        posts, privates = len(slack.of("chat.postMessage")), len(slack.of("chat.postEphemeral"))
+        bot.event({"type": "message", "channel": "C0CHAN", "user": "U0EVE", "text": text,
+                   "ts": f"1700001{number:03d}.000001", "thread_ts": root}, event_id=f"EvX{number}")
+        if want == "answer":  # a valid change (or the same request again): a new answer
+            slack.wait_for("chat.postMessage", posts + 1)
+            continue
+        if want == "refuse":
+            slack.wait_for("chat.postEphemeral", privates + 1)
+        else:
+            time.sleep(0.05)
+        assert redis_server.command("HGETALL", key) == before, text
+        assert len(slack.of("chat.postMessage")) == posts, text
+    assert outcomes["refuse"] >= 100 and outcomes["ignore"] >= 50 and outcomes["answer"] >= 50
+    time.sleep(0.5)
+    for call in slack.calls:
+        assert not LIVE.search(json.dumps(call.body.get("blocks", []), ensure_ascii=False)), call
+    assert "Traceback" not in bot.log.read_text(errors="replace")
