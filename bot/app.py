@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
@@ -30,7 +30,8 @@ log = logging.getLogger("gpusize.bot")
 
 def web_client(settings: Settings) -> AsyncWebClient:
     client = AsyncWebClient(token=settings.slack_bot_token.get_secret_value(),
-                            base_url=settings.slack_api_url, timeout=10)
+                            base_url=settings.slack_api_url,
+                            timeout=max(1, round(settings.slack_timeout_s)))
     # slack_sdk installs only the connection-error handler by default: honour 429 Retry-After
     client.retry_handlers = [AsyncConnectionErrorRetryHandler(max_retry_count=2),
                              AsyncRateLimitErrorRetryHandler(max_retry_count=2),
@@ -39,9 +40,13 @@ def web_client(settings: Settings) -> AsyncWebClient:
 
 
 def redis_client(settings: Settings) -> Redis:
-    # short timeouts: a slow or absent Redis must never hold an acknowledgement past Slack's 3 s
-    return Redis.from_url(settings.redis_url, decode_responses=True, socket_timeout=1,
-                          socket_connect_timeout=1)
+    # Short timeouts: a slow or absent Redis must never hold an acknowledgement past Slack's 3 s.
+    # A blocking pool: under overload, work waits for a connection instead of failing at once
+    # (redis-py's default pool refuses the 101st concurrent connection).
+    pool = BlockingConnectionPool.from_url(settings.redis_url, decode_responses=True,
+                                           socket_timeout=1, socket_connect_timeout=1,
+                                           max_connections=64, timeout=2)
+    return Redis(connection_pool=pool)
 
 
 def hub_lookup(repo_id: str) -> Any:

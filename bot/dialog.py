@@ -51,8 +51,9 @@ class Ephemeral:
 
 
 def notice(text: str, context: str = "") -> Ephemeral:
-    text = text if text.strip() else "(empty)"  # Slack rejects empty text objects
-    context = context if context.strip() else ""
+    visible = render.clean_input(text).strip()  # what is left once reference markers go
+    text = text if visible else "(empty)"  # Slack rejects empty text objects
+    context = context if render.clean_input(context).strip() else ""
     sections = [text] if len(text) <= 2900 else [text[i:i + 2900] for i in range(0, len(text), 2900)]
     return Ephemeral(text=render.fallback(text), blocks=render.blocks(
         "notice.json.j2", n={"sections": sections, "context": context, "user": ""}))
@@ -315,7 +316,11 @@ class Dialog:
         meta = {"_answer_ts": str(resp["ts"])}
         if stage:
             meta["_stage"] = stage
-        await self.store.update(team, channel, thread_ts, user=user, meta=meta, note="answered")
+        # bookkeeping only: the change and the answer are already in, so a failure here must not
+        # tell anyone the thread failed
+        with contextlib.suppress(RedisError):
+            await self.store.update(team, channel, thread_ts, user=user, meta=meta,
+                                    note="answered")
 
     async def _post(self, *, channel: str, respond: Respond, blocks: list[dict[str, Any]],
                     text: str) -> str | None:

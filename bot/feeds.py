@@ -111,6 +111,19 @@ async def fetch(session: aiohttp.ClientSession, url: str) -> list[PriceRecord]:
         raise FeedError(f"{type(err).__name__}") from None
 
 
+async def refresh_due(store: PriceStore, urls: list[str], *, interval_s: float) -> bool:
+    """Fetch the feeds unless another process or run did within the interval (a cron job
+    running every few minutes still fetches on FEED_INTERVAL_MINUTES)."""
+    if not urls:
+        return False
+    claimed = await store.redis.set(keys.feeds_fetched(), datetime.now(UTC).isoformat(),
+                                    nx=True, ex=max(1, int(interval_s)))
+    if not claimed:
+        return False
+    await refresh(store, urls)
+    return True
+
+
 async def refresh(store: PriceStore, urls: list[str]) -> dict[str, dict[str, Any]]:
     """Fetch every feed; store good ones, record every outcome."""
     results: dict[str, dict[str, Any]] = {}

@@ -73,3 +73,8 @@ def digest_lock(team: str, channel: str, period: str) -> str:
 def digest_snapshot(team: str, channel: str) -> str:
     """Hash: price key -> the price shown in the subscription's previous digest."""
     return f"{PREFIX}:digest:snap:{team}:{channel}"
+
+
+def feeds_fetched() -> str:
+    """Set for FEED_INTERVAL_MINUTES after a fetch: one fetch per interval across processes."""
+    return f"{PREFIX}:feeds:fetched"

@@ -33,8 +33,8 @@ def digest_run(args: list[str]) -> int:
     async def main() -> list[str]:
         redis = redis_client(settings)
         prices = PriceStore(redis)
-        if settings.feed_urls:
-            await feeds.refresh(prices, settings.feed_urls)
+        await feeds.refresh_due(prices, settings.feed_urls,
+                                interval_s=settings.feed_interval_minutes * 60)
         posted = await Digests(redis, web_client(settings), prices).run_due(now)
         await redis.aclose()
         return posted

@@ -35,13 +35,10 @@ async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
     log = logging.getLogger("gpusize.scheduler")
     prices = PriceStore(redis)
     digests = Digests(redis, client, prices)
-    next_feed = 0.0
     while True:
         try:
-            loop_time = asyncio.get_running_loop().time()
-            if settings.feed_urls and loop_time >= next_feed:
-                await feeds.refresh(prices, settings.feed_urls)
-                next_feed = loop_time + settings.feed_interval_minutes * 60
+            await feeds.refresh_due(prices, settings.feed_urls,
+                                    interval_s=settings.feed_interval_minutes * 60)
             posted = await digests.run_due(datetime.now(UTC))
             if posted:
                 obs.DIGESTS.inc(len(posted))

@@ -18,6 +18,7 @@ class Settings(BaseSettings):
     slack_api_url: str = Field(SLACK_API, description="base URL of the Slack Web API")
     slack_app_token: SecretStr | None = Field(None, description="xapp- token, Socket Mode only")
     port: int = Field(3000, ge=1, le=65535)
+    slack_timeout_s: float = Field(10, gt=0, le=60, description="per Web API call")
     conversation_ttl_days: float = Field(30, gt=0, le=365)
     price_feeds: str = Field("", description="comma-separated feed URLs (README: price feeds)")
     feed_interval_minutes: float = Field(60, gt=0, le=10080)

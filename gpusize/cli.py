@@ -1,15 +1,20 @@
-"""`gpusize MODEL METHOD [key=value ...] [--json]`: the engine in a terminal.
+"""`gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE]`: the engine in a terminal.
 
 Arguments are read by hand rather than by argparse so that `-5B` reaches the grammar's own
 error message instead of being taken for an option. Exit codes: 0 answered, 2 bad input.
-Slack and Redis stay off this path (the CLI must start in well under 0.3 s).
+Slack, Redis and matplotlib (but for --chart) stay off this path (the CLI must start in well under
+0.3 s).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json]
+if TYPE_CHECKING:
+    from engine.answer import Answer
+
+USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE]
        gpusize serve [--socket]     the Slack bot (see README "Install in your workspace")
        gpusize digest run [--now=ISO-TIME]     post the price digests that are due
        gpusize prices import FILE | export     the price history in Redis
@@ -27,7 +32,8 @@ examples:
   gpusize qwen2.5-72b inference quant=awq context=8k users=20
   gpusize 70B full-finetune gpu=h800 gpus=8 zero=3 --json
 
---json prints the answer as a JSON document (schema in README.md)."""
+--json prints the answer as a JSON document (schema in README.md).
+--chart FILE also draws the memory per GPU of the top options as a PNG image in FILE."""
 
 
 def _version() -> str:
@@ -58,13 +64,37 @@ def main(argv: list[str] | None = None) -> int:
 
         return prices(args[1:])
     as_json = "--json" in args
-    words = [a for a in args if a != "--json"]
+    words, chart = _take_chart([a for a in args if a != "--json"])
+    if chart == "":
+        print("gpusize: --chart needs a file name: --chart FILE or --chart=FILE", file=sys.stderr)
+        return 2
     unknown = [a for a in words if a.startswith("--")]
     if unknown:
-        print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --help, --version",
-              file=sys.stderr)
+        print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --chart FILE, --help, "
+              "--version", file=sys.stderr)
         return 2
-    return answer(" ".join(words), as_json=as_json)
+    return answer(" ".join(words), as_json=as_json, chart=chart)
+
+
+def _take_chart(args: list[str]) -> tuple[list[str], str | None]:
+    """Takes `--chart FILE` / `--chart=FILE` out of args: (the rest, FILE), FILE None when not
+    asked for and "" when asked for without a file name."""
+    rest: list[str] = []
+    chart: str | None = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--chart":
+            following = args[i + 1] if i + 1 < len(args) else ""
+            chart = "" if following.startswith("--") else following
+            i += 1 if following.startswith("--") else 2
+            continue
+        if arg.startswith("--chart="):
+            chart = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, chart
 
 
 def serve(args: list[str]) -> int:
@@ -80,7 +110,7 @@ def serve(args: list[str]) -> int:
     return run_server(socket_mode="--socket" in args, host=host)
 
 
-def answer(text: str, *, as_json: bool) -> int:
+def answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
     from engine import ParseError, UnknownModel
     from engine import answer as engine_answer
 
@@ -89,13 +119,36 @@ def answer(text: str, *, as_json: bool) -> int:
     except (ParseError, UnknownModel) as err:
         print(f"gpusize: {err}", file=sys.stderr)
         return 2
+    if chart is not None and not write_chart(result, chart):
+        return 2
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
         from gpusize.render import render
 
         print(render(result))
+    if chart is not None:
+        print(f"chart written to {chart}", file=sys.stderr)
     return 0
+
+
+def write_chart(result: Answer, path: str) -> bool:
+    """Draws the answer's memory chart into `path` (matplotlib is imported only here)."""
+    from pathlib import Path
+
+    from gpusize.charts import memory_chart
+
+    try:
+        png = memory_chart(result)
+    except ImportError as err:
+        print(f"gpusize: --chart needs matplotlib ({err}): pip install matplotlib", file=sys.stderr)
+        return False
+    try:
+        Path(path).write_bytes(png)
+    except OSError as err:
+        print(f"gpusize: cannot write the chart to {path}: {err.strerror or err}", file=sys.stderr)
+        return False
+    return True
 
 
 def hub_lookup(repo_id: str):

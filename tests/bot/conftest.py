@@ -52,6 +52,7 @@ class RedisServer:
 
     def start(self, *, appendonly: bool = False) -> None:
         args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--enable-debug-command", "local",
                 "--appendonly", "yes" if appendonly else "no", "--dir", str(self.directory)]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
@@ -120,6 +121,7 @@ class SlackStub:
     calls: list[Call] = field(default_factory=list)
     not_in_channel: set[str] = field(default_factory=set)
     fail_next: list[dict[str, Any]] = field(default_factory=list)
+    delay_s: float = 0.0  # answer every Web API call this late (timeouts)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ts: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -159,9 +161,13 @@ def _stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
                 for key in ("blocks",):
                     if isinstance(body.get(key), str):
                         body[key] = json.loads(body[key])
-            method = self.path.rsplit("/", 1)[-1] if self.path.startswith("/api/") else "response_url"
+            path = self.path.split("?", 1)[0]  # auth.test arrives as auth.test?team_id=T...
+            method = path.rsplit("/", 1)[-1] if path.startswith("/api/") else "response_url"
             with stub.lock:
                 stub.calls.append(Call(method, body))
+            if stub.delay_s and method != "auth.test":
+                time.sleep(stub.delay_s)
+            with stub.lock:
                 failure = stub.fail_next.pop(0) if stub.fail_next and method != "auth.test" else None
             reply: dict[str, Any] = {"ok": True}
             status = 200
@@ -266,16 +272,17 @@ class Bot:
             return err.code, err.read().decode()
 
     def command(self, text: str, *, channel: str = "C0CHAN", user: str = "U0ALICE",
-                response_url: str = "", **kw: Any) -> tuple[int, str]:
-        form = {"token": "legacy", "team_id": TEAM, "team_domain": "test", "channel_id": channel,
+                response_url: str = "", team: str = TEAM, **kw: Any) -> tuple[int, str]:
+        form = {"token": "legacy", "team_id": team, "team_domain": "test", "channel_id": channel,
                 "channel_name": "general", "user_id": user, "user_name": "alice",
                 "command": "/gpusize", "text": text, "api_app_id": "A0APP",
                 "response_url": response_url, "trigger_id": "1.2.3"}
         return self.post(urllib.parse.urlencode(form).encode(),
                          "application/x-www-form-urlencoded", **kw)
 
-    def event(self, event: dict[str, Any], *, event_id: str, **kw: Any) -> tuple[int, str]:
-        body = {"token": "legacy", "team_id": TEAM, "api_app_id": "A0APP", "type": "event_callback",
+    def event(self, event: dict[str, Any], *, event_id: str, team: str = TEAM,
+              **kw: Any) -> tuple[int, str]:
+        body = {"token": "legacy", "team_id": team, "api_app_id": "A0APP", "type": "event_callback",
                 "event_id": event_id, "event_time": int(time.time()), "event": event,
                 "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]}
         return self.post(json.dumps(body).encode(), "application/json", **kw)

@@ -104,7 +104,9 @@ def test_cli_path_imports_no_slack_redis_or_hub() -> None:
                          capture_output=True, text=True, timeout=60)
     imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines()
                 if "|" in line}
-    assert not imported & {"slack_bolt", "slack_sdk", "redis", "huggingface_hub", "jinja2"}
+    assert not imported & {"slack_bolt", "slack_sdk", "redis", "huggingface_hub", "jinja2",
+                           "matplotlib", "PIL"}
+    assert "gpusize.charts" not in {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
 
 
 @pytest.fixture

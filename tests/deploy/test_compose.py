@@ -1,0 +1,101 @@
+"""deploy/compose.yaml and deploy/.env.example: a valid Compose file (strict Compose-spec parser,
+offline) with the bot, Redis and the wiring between them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from compose_spec import PyCompose
+
+from bot.settings import Settings
+from tests.deploy.conftest import DEPLOY, ROOT
+
+COMPOSE = DEPLOY / "compose.yaml"
+ENV_EXAMPLE = DEPLOY / ".env.example"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+
+
+def env_file(service: dict[str, Any]) -> list[Path]:
+    entries = service["env_file"]
+    entries = entries if isinstance(entries, list) else [entries]
+    return [(COMPOSE.parent / (e["path"] if isinstance(e, dict) else e)).resolve() for e in entries]
+
+
+def read_env(path: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            key, sep, value = line.partition("=")
+            assert sep, f"{path.name}: not KEY=VALUE: {line}"
+            values[key.strip()] = value.strip()
+    return values
+
+
+def test_strict_compose_spec_parse() -> None:
+    parsed = PyCompose.from_yaml(COMPOSE.read_text(encoding="utf-8"))  # ValueError on any typo
+    parsed.validate()  # every volume/network a service names is declared
+    assert {"bot", "redis"} <= set(parsed.service_names())
+
+
+def test_redis_appends_to_a_named_volume_and_reports_health(compose: dict[str, Any]) -> None:
+    redis = compose["services"]["redis"]
+    assert redis["image"].split(":")[0] == "redis" and redis["image"].split(":")[1].startswith("7")
+    command = redis["command"] if isinstance(redis["command"], list) else redis["command"].split()
+    assert command[command.index("--appendonly") + 1] == "yes"
+    volume, _, target = redis["volumes"][0].partition(":")
+    assert target == "/data" and volume in compose["volumes"]  # named, not a bind mount
+    test = redis["healthcheck"]["test"]
+    assert "redis-cli ping" in " ".join(test if isinstance(test, list) else [test])
+    assert "ports" not in redis  # Redis stays on the compose network
+
+
+def test_bot_waits_for_a_healthy_redis_and_reports_health(compose: dict[str, Any]) -> None:
+    bot = compose["services"]["bot"]
+    assert bot["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert (COMPOSE.parent / bot["build"]["context"]).resolve() == ROOT
+    assert (ROOT / bot["build"]["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    assert "3000:3000" in [str(p) for p in bot["ports"]]
+    test = " ".join(bot["healthcheck"]["test"])
+    assert "/healthz" in test and "3000" in test and "curl" not in test
+    assert bot["restart"] in ("unless-stopped", "always")
+
+
+def test_env_file_is_deploy_env_documented_by_the_example(compose: dict[str, Any]) -> None:
+    (path,) = env_file(compose["services"]["bot"])
+    assert path == DEPLOY / ".env"
+    assert ENV_EXAMPLE.is_file()
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert ".env" in ignored or "deploy/.env" in ignored  # the real one holds secrets
+    values = read_env(ENV_EXAMPLE)
+    assert {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "REDIS_URL"} <= set(values)
+    assert values["REDIS_URL"] == "redis://redis:6379/0"
+    assert "redis" in compose["services"]
+    # the example's values pass the bot's own start-up checks
+    Settings(**{k.lower(): v for k, v in values.items()})
+
+
+def test_commented_optional_settings_are_real_settings() -> None:
+    documented = {line.lstrip("# ").split("=")[0] for line in
+                  ENV_EXAMPLE.read_text(encoding="utf-8").splitlines()
+                  if line.startswith("# ") and "=" in line and line[2:3].isupper()}
+    known = {name.upper() for name in Settings.model_fields} | {"GPUSIZE_WORKERS", "HF_ENDPOINT"}
+    assert documented and documented <= known, documented - known
+
+
+def test_digest_runner_is_opt_in(compose: dict[str, Any]) -> None:
+    digest = compose["services"].get("digest")
+    if digest is None:
+        pytest.skip("no digest service")
+    assert digest["profiles"] == ["digest"]  # `up` never starts it
+    assert digest["command"] == ["gpusize", "digest", "run"]
+    assert digest["restart"] == "no"
+    assert digest["image"] == compose["services"]["bot"]["image"]
+    assert env_file(digest) == env_file(compose["services"]["bot"])
