@@ -18,12 +18,13 @@ from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import render, views, workers
+from bot import keys, render, views, workers
 from bot.followup import parse_followup
 from bot.observability import ENGINE_SECONDS, REDIS_ERRORS
 from bot.pricestore import PriceStore
 from bot.store import ConversationStore
 from engine import ParseError, UnknownModel
+from engine.i18n import LANGUAGES, N_, _, current, from_locale, language
 from engine.parse import Fields, build_request, parse_fields
 from engine.prices import PriceBook
 from engine.request import Money
@@ -32,14 +33,15 @@ from engine.resolve import HubLookup, resolve_model
 log = logging.getLogger("gpusize.bot")
 Respond = Callable[..., Awaitable[Any]]
 NOT_IN_CHANNEL = ("not_in_channel", "channel_not_found", "is_archived")
-INVITE = ("I am not in this channel, so the answer is only for you. Invite me with "
-          "`/invite @gpusize` and ask again to start a thread the team can follow.")
-THREAD_DOWN = ("I cannot continue this thread right now (my conversation store is not answering). "
-               "`/gpusize MODEL METHOD ...` still answers; the thread works again once the store "
-               "is back.")
-APOLOGY = "Sorry, I could not answer that just now (Slack or my store failed); please try again."
-STATE_DOWN = ("I could not save this conversation right now, so replies in this thread will not "
-              "reach me; ask again with /gpusize later.")
+INVITE = N_("I am not in this channel, so the answer is only for you. Invite me with "
+            "`/invite @gpusize` and ask again to start a thread the team can follow.")
+THREAD_DOWN = N_("I cannot continue this thread right now (my conversation store is not "
+                 "answering). `/gpusize MODEL METHOD ...` still answers; the thread works again "
+                 "once the store is back.")
+APOLOGY = N_("Sorry, I could not answer that just now (Slack or my store failed); please try "
+             "again.")
+STATE_DOWN = N_("I could not save this conversation right now, so replies in this thread will "
+                "not reach me; ask again with /gpusize later.")
 
 
 @dataclass
@@ -59,8 +61,12 @@ def notice(text: str, context: str = "") -> Ephemeral:
         "notice.json.j2", n={"sections": sections, "context": context, "user": ""}))
 
 
+def couldnt_use(err: Exception) -> str:
+    return _("I could not use that: {error}").format(error=err)
+
+
 def help_message() -> Ephemeral:
-    return notice(views.HELP)
+    return notice(_(views.HELP))
 
 
 def fields_to_inputs(fields: Fields) -> dict[str, Any]:
@@ -112,12 +118,47 @@ class Dialog:
             REDIS_ERRORS.labels("prices").inc()
             return None
 
+    async def language_for(self, team: str, user: str) -> str:
+        """The person's language: their /gpusize lang choice, else the workspace's, else their
+        Slack locale (users.info, cached a day), else English."""
+        with contextlib.suppress(RedisError, OSError):
+            prefs = await self.store.redis.hgetall(keys.language(team))
+            for key in (f"user:{user}", "workspace"):
+                if prefs.get(key) in LANGUAGES:
+                    return prefs[key]
+            cached = await self.store.redis.get(keys.user_locale(team, user))
+            if cached in LANGUAGES:
+                return cached
+        lang = "en"
+        with contextlib.suppress(Exception):
+            info = await self.client.users_info(user=user, include_locale=True)
+            lang = from_locale((info.get("user") or {}).get("locale"))
+        with contextlib.suppress(RedisError, OSError):
+            await self.store.redis.set(keys.user_locale(team, user), lang, ex=86400)
+        return lang
+
+    async def set_language(self, team: str, user: str, words: list[str]) -> str:
+        """`/gpusize lang zh|en|auto [workspace]`."""
+        choice = words[0].lower() if words else ""
+        if choice not in (*LANGUAGES, "auto"):
+            raise ParseError(_("lang takes zh, en or auto, optionally followed by workspace."))
+        scope = "workspace" if len(words) > 1 and words[1].lower() in ("workspace", "team",
+                                                                       "工作区") else f"user:{user}"
+        if choice == "auto":
+            await self.store.redis.hdel(keys.language(team), scope)
+        else:
+            await self.store.redis.hset(keys.language(team), scope, choice)
+        with language(choice if choice in LANGUAGES else "en"):
+            who = _("this workspace") if scope == "workspace" else _("you")
+            return _("Language for {who}: {choice}.").format(who=who, choice=choice)
+
     async def _compose(self, team: str, fields: Fields, version: int,
                        changes: list[str] | None = None, user: str | None = None
                        ) -> dict[str, Any]:
         book = await self._book(team)
         start = time.perf_counter()
-        message = await workers.run(workers.compose, fields, version, changes, user, book)
+        message = await workers.run(workers.compose, fields, version, changes, user, book,
+                                    current())
         ENGINE_SECONDS.observe(time.perf_counter() - start)
         top = message.pop("top_gpu")
         if top:
@@ -158,7 +199,7 @@ class Dialog:
                                           "_created_by": user}, note="command")
         except RedisError:
             log.warning("state store unavailable; answered without a thread")
-            await self._say(channel, posted, STATE_DOWN)
+            await self._say(channel, posted, _(STATE_DOWN))
 
     async def _ask_method(self, *, team: str, channel: str, user: str, inputs: dict[str, Any],
                           respond: Respond | None, thread_ts: str | None = None) -> None:
@@ -178,7 +219,7 @@ class Dialog:
                                     meta={"_stage": "method", "_created_by": user},
                                     note="command (incomplete)")
         except RedisError:
-            await self._say(channel, root, STATE_DOWN)
+            await self._say(channel, root, _(STATE_DOWN))
 
     async def mention_start(self, *, team: str, channel: str, ts: str, user: str,
                             text: str) -> None:
@@ -232,14 +273,14 @@ class Dialog:
         if conv is None or conv.stage != "budget":
             return
         inputs: dict[str, Any] = {}
-        label = "no budget"
+        label = _("no budget")
         if budget:
             fields = parse_fields(f"budget={budget}", require_model=False)
             inputs = fields_to_inputs(fields)
             label = budget
         await self.store.update(team, channel, thread_ts, user=user, inputs=inputs,
                                 meta={"_stage": "done"}, note="answered budget")
-        await self._update(channel, message_ts, views.answered("Budget", label), user)
+        await self._update(channel, message_ts, views.answered(_("Budget"), label), user)
         merged = {**conv.inputs, **inputs}
         await self._answer_in_thread(team, channel, thread_ts, user, merged, [], stage="done")
 
@@ -256,7 +297,7 @@ class Dialog:
             try:
                 fields = parse_followup(text or "")
             except ParseError as err:
-                await self._ephemeral(channel, user, f"I could not use that: {err}", thread_ts)
+                await self._ephemeral(channel, user, couldnt_use(err), thread_ts)
                 return True
             if fields is None:
                 return False
@@ -269,7 +310,7 @@ class Dialog:
                 inputs = {**inputs, "quant": None}  # a method switch drops a format it cannot use
                 merged.pop("quant")
             else:
-                await self._ephemeral(channel, user, f"I could not use that: {err}", thread_ts)
+                await self._ephemeral(channel, user, couldnt_use(err), thread_ts)
                 return True
         except UnknownModel as err:
             await self._ephemeral(channel, user, str(err), thread_ts)
@@ -280,8 +321,8 @@ class Dialog:
         changes = describe_changes(update.previous, inputs)
         merged = update.conversation.inputs
         if "method" not in merged:
-            await self._say(channel, thread_ts, "Noted. Which method: full-finetune, lora, "
-                            "qlora, inference or pretrain?")
+            await self._say(channel, thread_ts, _("Noted. Which method: full-finetune, lora, "
+                                                  "qlora, inference or pretrain?"))
             return True
         await self._answer_in_thread(team, channel, thread_ts, user, merged, changes,
                                      version=update.conversation.version)
@@ -294,10 +335,34 @@ class Dialog:
         if conv is None or "method" not in conv.inputs:
             return
         work = workers.breakdown if kind == "memory" else workers.rent_vs_buy
-        sections = await workers.run(work, inputs_to_fields(conv.inputs), await self._book(team))
+        sections = await workers.run(work, inputs_to_fields(conv.inputs), await self._book(team),
+                                     current())
         await self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=render.fallback(sections[0]),
             blocks=render.blocks("notice.json.j2", n={"sections": sections, "context": "", "user": ""}))
+
+    async def chart(self, *, team: str, channel: str, thread_ts: str, kind: str,
+                    card: str = "") -> None:
+        """Upload a PNG into the thread: the memory breakdown of the options, or a card's
+        price history. The text answer stays for clients without images."""
+        conv = await self.store.get(team, channel, thread_ts)
+        if conv is None or "method" not in conv.inputs:
+            return
+        lang = current()
+        if kind == "memory":
+            png = await workers.run(workers.memory_chart, inputs_to_fields(conv.inputs),
+                                    await self._book(team), lang)
+            name, title = "memory.png", _("Memory per GPU, per option")
+        else:
+            records = [r for r in await self.prices.visible(team) if r.item == card]
+            if not records:
+                await self._say(channel, thread_ts, _("No prices recorded for {card}.").format(
+                    card=card))
+                return
+            png = await workers.run(workers.price_chart, records, card, lang)
+            name, title = f"prices-{card}.png", _("Price history of {card}").format(card=card)
+        await self.client.files_upload_v2(channel=channel, thread_ts=thread_ts, content=png,
+                                          filename=name, title=title)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -333,7 +398,7 @@ class Dialog:
                 raise
         await respond(response_type="ephemeral", replace_original=False, text=text,
                       blocks=[*blocks, {"type": "context", "elements": [
-                          {"type": "mrkdwn", "text": INVITE}]}][:50])
+                          {"type": "mrkdwn", "text": _(INVITE)}]}][:50])
         return None
 
     async def _update(self, channel: str, ts: str, sections: list[str], user: str) -> None:
@@ -350,7 +415,7 @@ class Dialog:
                         store_down: bool) -> None:
         """Best effort: tell the person instead of leaving them in silence."""
         with contextlib.suppress(Exception):
-            await self._ephemeral(channel, user, THREAD_DOWN if store_down else APOLOGY,
+            await self._ephemeral(channel, user, _(THREAD_DOWN) if store_down else _(APOLOGY),
                                   thread_ts or "")
 
     async def _ephemeral(self, channel: str, user: str, text: str, thread_ts: str) -> None:

@@ -111,7 +111,7 @@ def latest_slot(sub: Subscription, now: datetime) -> tuple[datetime, str]:
     slot = at_day(local.date() - timedelta(days=back))
     if slot > local:
         slot = at_day(local.date() - timedelta(days=7))
-    year, week, _ = slot.isocalendar()
+    year, week, _day = slot.isocalendar()
     return slot.astimezone(UTC), f"{year}-W{week:02d}"
 
 
@@ -128,7 +128,7 @@ class Digests:
                               sub.model_dump_json())
         await self.redis.sadd(keys.digest_teams(), sub.team)
         # the period already under way is not owed: the first digest comes at the next slot
-        _, period = latest_slot(sub, sub.created_at)
+        _slot, period = latest_slot(sub, sub.created_at)
         await self.redis.set(keys.digest_done(sub.team, sub.channel, period), "skipped",
                              ex=DONE_TTL_S)
         await self._snapshot(sub, await self.prices.visible(sub.team))
@@ -236,7 +236,7 @@ def _movers(best: dict[tuple[str, str], PriceRecord], previous: dict[str, Any]) 
         return "*Price changes since the last digest*\nNo price changed."
     moves.sort(reverse=True)
     lines = [f"*Price changes since the last digest* ({len(moves)}, biggest first)"]
-    for _, pct, item, kind, old, rec in moves[:MOVERS_SHOWN]:
+    for _size, pct, item, kind, old, rec in moves[:MOVERS_SHOWN]:
         arrow = "▲ up" if pct > 0 else "▼ down"
         lines.append(f"• {item} {kind.replace('_', ' ')}: {_fmt(old)} → {_fmt(_mid(rec))} "
                      f"{rec.currency} ({arrow} {abs(pct):.1%}) · {rec.source[:60]}")

@@ -78,3 +78,13 @@ def digest_snapshot(team: str, channel: str) -> str:
 def feeds_fetched() -> str:
     """Set for FEED_INTERVAL_MINUTES after a fetch: one fetch per interval across processes."""
     return f"{PREFIX}:feeds:fetched"
+
+
+def language(team: str) -> str:
+    """Hash: "workspace" and "user:<id>" -> zh | en, from /gpusize lang."""
+    return f"{PREFIX}:lang:{team}"
+
+
+def user_locale(team: str, user: str) -> str:
+    """A user's Slack locale, as a language, cached for a day (users.info include_locale)."""
+    return f"{PREFIX}:locale:{team}:{user}"

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot import render, views
 from engine.answer import Answer
+from engine.i18n import language
 from engine.parse import Fields, build_request
 from engine.plan import estimate
 from engine.prices import PriceBook
@@ -32,22 +33,40 @@ def answer(fields: Fields, book: PriceBook | None = None) -> Answer:
 
 
 def compose(fields: Fields, version: int, changes: list[str] | None, user: str | None,
-            book: PriceBook | None = None) -> dict[str, Any]:
+            book: PriceBook | None = None, lang: str = "en") -> dict[str, Any]:
     """An answer message: engine answer, Block Kit blocks, the plain-text fallback, and the
     card it recommends (the digest follows the cards a workspace asks about)."""
-    ans = answer(fields, book)
-    view = views.answer_view(ans, version=version, changes=changes, user=user)
-    return {"blocks": render.blocks("answer.json.j2", v=view),
-            "text": render.fallback(views.answer_fallback(ans)),
-            "top_gpu": ans.plans[0].gpu if ans.plans else None}
+    with language(lang):
+        ans = answer(fields, book)
+        view = views.answer_view(ans, version=version, changes=changes, user=user,
+                                 goal=str(fields.options.get("goal", "cost")))
+        return {"blocks": render.blocks("answer.json.j2", v=view),
+                "text": render.fallback(views.answer_fallback(ans)),
+                "top_gpu": ans.plans[0].gpu if ans.plans else None}
 
 
-def breakdown(fields: Fields, book: PriceBook | None = None) -> list[str]:
-    return views.breakdown_sections(answer(fields, book))
+def breakdown(fields: Fields, book: PriceBook | None = None, lang: str = "en") -> list[str]:
+    with language(lang):
+        return views.breakdown_sections(answer(fields, book))
 
 
-def rent_vs_buy(fields: Fields, book: PriceBook | None = None) -> list[str]:
-    return views.rent_vs_buy_sections(answer(fields, book))
+def rent_vs_buy(fields: Fields, book: PriceBook | None = None, lang: str = "en") -> list[str]:
+    with language(lang):
+        return views.rent_vs_buy_sections(answer(fields, book))
+
+
+def memory_chart(fields: Fields, book: PriceBook | None = None, lang: str = "en") -> bytes:
+    from gpusize.charts import memory_chart as draw
+
+    with language(lang):
+        return draw(answer(fields, book), lang=lang)
+
+
+def price_chart(records: list[Any], card: str, lang: str = "en") -> bytes:
+    from gpusize.charts import price_history_chart
+
+    with language(lang):
+        return price_history_chart(records, card=card, lang=lang)
 
 
 def _warm() -> None:
@@ -77,6 +96,6 @@ def warm_up() -> None:
     """Start every worker now rather than on the first question."""
     executor = start()
     if isinstance(executor, ProcessPoolExecutor):
-        futures = [executor.submit(_warm) for _ in range(executor._max_workers)]
+        futures = [executor.submit(_warm) for _n in range(executor._max_workers)]
         for future in futures:
             future.result(timeout=120)

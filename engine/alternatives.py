@@ -8,56 +8,60 @@ from typing import Any
 
 from engine.answer import Alternative, Plan
 from engine.architecture import ModelSpec
+from engine.i18n import N_, _
 from engine.prices import PriceBook
 from engine.request import Request
 
 # (description, changes to the request), cheapest-in-effort first, per method
 VARIANTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "full-finetune": [
-        ("with LoRA", {"method": "lora"}),
-        ("with QLoRA", {"method": "qlora", "quant": None}),
-        ("with full checkpointing + 8-bit AdamW", {"checkpointing": "full",
+        (N_("with LoRA"), {"method": "lora"}),
+        (N_("with QLoRA"), {"method": "qlora", "quant": None}),
+        (N_("with full checkpointing + 8-bit AdamW"), {"checkpointing": "full",
                                                     "optimizer": "adamw-8bit"}),
-        ("with optimizer offload to CPU", {"offload": "optimizer", "zero": None}),
+        (N_("with optimizer offload to CPU"), {"offload": "optimizer", "zero": None}),
     ],
     "pretrain": [
-        ("with full checkpointing + 8-bit AdamW", {"checkpointing": "full",
+        (N_("with full checkpointing + 8-bit AdamW"), {"checkpointing": "full",
                                                     "optimizer": "adamw-8bit"}),
     ],
     "lora": [
-        ("with QLoRA", {"method": "qlora", "quant": None}),
-        ("with full checkpointing and chunked loss", {"checkpointing": "full", "loss": "chunked"}),
+        (N_("with QLoRA"), {"method": "qlora", "quant": None}),
+        (N_("with full checkpointing and chunked loss"), {"checkpointing": "full", "loss": "chunked"}),
     ],
     "qlora": [
-        ("with full checkpointing and chunked loss", {"checkpointing": "full", "loss": "chunked"}),
+        (N_("with full checkpointing and chunked loss"), {"checkpointing": "full", "loss": "chunked"}),
     ],
     "inference": [
-        ("with 4-bit AWQ weights", {"quant": "awq"}),
-        ("with an fp8 KV cache", {"kv": "fp8"}),
-        ("with GGUF Q4_K_M in llama.cpp", {"quant": "q4_k_m"}),
+        (N_("with 4-bit AWQ weights"), {"quant": "awq"}),
+        (N_("with an fp8 KV cache"), {"kv": "fp8"}),
+        (N_("with GGUF Q4_K_M in llama.cpp"), {"quant": "q4_k_m"}),
     ],
 }
 
 
 def _describe(change: str, plan: Plan, base: Plan | None) -> str:
     m = plan.memory
-    text = (f"{change}: fits {plan.gpus} x {plan.gpu_display} ({m.total / 1024**3:.1f} of "
-            f"{m.capacity / 1024**3:.1f} GiB)")
+    text = _("{change}: fits {n} x {card} ({used:.1f} of {capacity:.1f} GiB)").format(
+        change=_(change), n=plan.gpus, card=plan.gpu_display, used=m.total / 1024**3,
+        capacity=m.capacity / 1024**3)
     c = plan.cost
     if c is not None:
         from engine.recommend import money
 
         parts = []
         if c.buy.capex is not None:
-            parts.append(f"{money(c.buy.capex, c.currency)} to buy")
+            parts.append(_("{amount} to buy").format(amount=money(c.buy.capex, c.currency)))
         if c.rent.monthly is not None:
-            parts.append(f"{money(c.rent.monthly, c.currency)}/month to rent")
+            parts.append(_("{amount}/month to rent").format(
+                amount=money(c.rent.monthly, c.currency)))
         if parts:
-            text += ", " + " or ".join(parts)
+            text += _(", ") + _(" or ").join(parts)
     if base is not None:
         slow = _time_ratio(plan, base)
         if slow is not None:
-            text += f", {slow:.2g}x the time of {base.gpus} x {base.gpu_display} as asked"
+            text += _(", {ratio:.2g}x the time of {n} x {card} as asked").format(
+                ratio=slow, n=base.gpus, card=base.gpu_display)
     return text
 
 
@@ -97,5 +101,5 @@ def alternatives(spec: ModelSpec, req: Request, *, today: date,
     if req.gpu or req.gpus:  # another card or count
         plan = usable(req.model_copy(update={"gpu": None, "gpus": None}))
         if plan is not None:
-            out.append(Alternative(change=_describe("on other cards", plan, base), plan=plan))
+            out.append(Alternative(change=_describe(N_("on other cards"), plan, base), plan=plan))
     return out[:4]

@@ -16,7 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine import catalog
+from engine.i18n import N_, _
 from engine.request import INFERENCE_QUANTS, Money, Request
+from engine.zh_input import to_grammar
 
 MAX_INPUT_CHARS = 1000
 METHODS: dict[str, str] = {
@@ -51,7 +53,7 @@ class ParseError(ValueError):
         self.suggestion = suggestion
         line = message
         if suggestion:
-            line += f" Did you mean {suggestion}?"
+            line += " " + _("Did you mean {suggestion}?").format(suggestion=suggestion)
         super().__init__(line)
 
 
@@ -65,6 +67,8 @@ class Fields:
 
 
 def _short(token: str, limit: int = 40) -> str:
+    """A token as an error message quotes it: one line, printable, at most `limit` chars."""
+    token = "".join(c if c.isprintable() else "?" for c in token)
     return token if len(token) <= limit else token[: limit - 1] + "…"
 
 
@@ -82,19 +86,19 @@ def _count(key: str, value: str, *, kilo: int, example: str) -> int:
     """A positive whole count with an optional k/m suffix (8k, 1.5m)."""
     m = re.fullmatch(_NUMBER + r"([km]?)", value)
     if not m:
-        raise ParseError(f"{key}={_short(value)} is not a count: use a whole number like {example}.",
-                         token=f"{key}={value}")
+        raise ParseError(_("{key}={value} is not a count: use a whole number like {example}.").format(
+            key=key, value=_short(value), example=example), token=f"{key}={value}")
     scale = {"": 1, "k": kilo, "m": kilo * kilo}[m.group(2)]
     number = float(m.group(1)) * scale
     if number != int(number) or number < 1:
-        raise ParseError(f"{key}={_short(value)} must be a whole number of at least 1, like {example}.",
-                         token=f"{key}={value}")
+        raise ParseError(_("{key}={value} must be a whole number of at least 1, like {example}.").format(
+            key=key, value=_short(value), example=example), token=f"{key}={value}")
     return int(number)
 
 
 def _tokens_count(key: str, value: str) -> int:
     # Sequence and context lengths: 8k = 8192, as model cards write them.
-    return _count(key, value, kilo=1024, example=f"{key}=2048 or {key}=8k")
+    return _count(key, value, kilo=1024, example=_("{key}=2048 or {key}=8k").format(key=key))
 
 
 def _plain_count(key: str, value: str) -> int:
@@ -104,12 +108,12 @@ def _plain_count(key: str, value: str) -> int:
 def _training_tokens(key: str, value: str) -> int:
     m = re.fullmatch(_NUMBER + r"([kmbt]?)", value)
     if not m:
-        raise ParseError(f"tokens={_short(value)} is not a token count: write it like tokens=2T or "
-                         "tokens=300B.", token=f"tokens={value}")
+        raise ParseError(_("tokens={value} is not a token count: write it like tokens=2T or "
+                           "tokens=300B.").format(value=_short(value)), token=f"tokens={value}")
     scale = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2)]
     number = int(float(m.group(1)) * scale)
     if number < 1:
-        raise ParseError("tokens= must be at least 1.", token=f"tokens={value}")
+        raise ParseError(_("tokens= must be at least 1."), token=f"tokens={value}")
     return number
 
 
@@ -117,7 +121,8 @@ def _choice(key: str, value: str, choices: tuple[str, ...], aliases: dict[str, s
     value = (aliases or {}).get(value, value)
     if value in choices:
         return value
-    raise ParseError(f"{key}={_short(value)} is not one of {', '.join(choices)}.",
+    raise ParseError(_("{key}={value} is not one of {choices}.").format(
+                         key=key, value=_short(value), choices=", ".join(choices)),
                      token=f"{key}={value}", accepted=choices,
                      suggestion=(f"{key}={s}" if (s := _suggest(value, choices)) else None))
 
@@ -125,12 +130,12 @@ def _choice(key: str, value: str, choices: tuple[str, ...], aliases: dict[str, s
 def _fraction(key: str, value: str) -> float:
     m = re.fullmatch(_NUMBER + r"(%?)", value)
     if not m:
-        raise ParseError(f"{key}={_short(value)} is not a fraction: use {key}=0.2 or {key}=20%.",
-                         token=f"{key}={value}")
+        raise ParseError(_("{key}={value} is not a fraction: use {key}=0.2 or {key}=20%.").format(
+            key=key, value=_short(value)), token=f"{key}={value}")
     number = float(m.group(1)) / (100 if m.group(2) else 1)
     if not 0 <= number <= 1:
-        raise ParseError(f"{key}={_short(value)} must be between 0 and 1 (0% to 100%).",
-                         token=f"{key}={value}")
+        raise ParseError(_("{key}={value} must be between 0 and 1 (0% to 100%).").format(
+            key=key, value=_short(value)), token=f"{key}={value}")
     return number
 
 
@@ -142,14 +147,16 @@ def parse_money(key: str, value: str) -> Money:
     """`150k`, `1.2M`, `$20k`, `¥150k`, `150kCNY`, `20k usd` (one token)."""
     m = re.fullmatch(r"(\$|us\$|¥|￥)?" + _NUMBER + r"([kmw]?)(cny|rmb|yuan|usd)?", value)
     if not m:
-        raise ParseError(f"{key}={_short(value)} is not an amount: write it like {key}=150k, "
-                         f"{key}=1.2M or {key}=$20k.", token=f"{key}={value}")
+        raise ParseError(_("{key}={value} is not an amount: write it like {key}=150k, "
+                           "{key}=1.2M or {key}=$20k.").format(key=key, value=_short(value)),
+                         token=f"{key}={value}")
     symbol, number, scale, word = m.groups()
     if symbol and word and CURRENCY_WORDS[symbol] != CURRENCY_WORDS[word]:
-        raise ParseError(f"{key}={value} names two currencies.", token=f"{key}={value}")
+        raise ParseError(_("{key}={value} names two currencies.").format(key=key, value=value),
+                         token=f"{key}={value}")
     amount = float(number) * {"": 1, "k": 1e3, "w": 1e4, "m": 1e6}[scale]
     if amount <= 0:
-        raise ParseError(f"{key}= must be more than zero.", token=f"{key}={value}")
+        raise ParseError(_("{key}= must be more than zero.").format(key=key), token=f"{key}={value}")
     currency = CURRENCY_WORDS.get(symbol or word or "")
     return Money(amount=amount, currency=currency)  # type: ignore[arg-type]
 
@@ -159,7 +166,8 @@ def _gpu(key: str, value: str) -> str:
     if spec is None:
         names = tuple(catalog.gpus())
         hits = catalog.closest_gpus(value, n=1)
-        raise ParseError(f"unknown GPU {key}={_short(value)}; known cards: {', '.join(names)}.",
+        raise ParseError(_("unknown GPU {key}={value}; known cards: {cards}.").format(
+                             key=key, value=_short(value), cards=", ".join(names)),
                          token=f"{key}={value}", accepted=names,
                          suggestion=f"{key}={hits[0]}" if hits else None)
     return spec.name
@@ -169,7 +177,8 @@ def _zero(key: str, value: str) -> int:
     value = {"fsdp": "3", "full_shard": "3", "full-shard": "3", "ddp": "0"}.get(value, value)
     if value in ("0", "1", "2", "3"):
         return int(value)
-    raise ParseError(f"zero={_short(value)} is not a ZeRO stage: use 0, 1, 2 or 3 (FSDP full shard = 3).",
+    raise ParseError(_("zero={value} is not a ZeRO stage: use 0, 1, 2 or 3 (FSDP full shard = 3).").format(
+                         value=_short(value)),
                      token=f"zero={value}", accepted=("0", "1", "2", "3"))
 
 
@@ -182,8 +191,8 @@ def _quant(key: str, value: str) -> str:
 def _positive(key: str, value: str) -> float:
     if re.fullmatch(_NUMBER, value) and float(value) > 0:
         return float(value)
-    raise ParseError(f"{key}={_short(value)} must be a positive number, like {key}=0.9.",
-                     token=f"{key}={value}")
+    raise ParseError(_("{key}={value} must be a positive number, like {key}=0.9.").format(
+        key=key, value=_short(value)), token=f"{key}={value}")
 
 
 def _flag(key: str, value: str) -> bool:
@@ -191,32 +200,33 @@ def _flag(key: str, value: str) -> bool:
         return True
     if value in ("false", "no", "off", "0"):
         return False
-    raise ParseError(f"{key}={_short(value)} is not true or false.", token=f"{key}={value}",
+    raise ParseError(_("{key}={value} is not true or false.").format(key=key, value=_short(value)),
+                     token=f"{key}={value}",
                      accepted=("true", "false"))
 
 
 def _region(key: str, value: str) -> str:
     if re.fullmatch(r"[a-z][a-z0-9-]{0,39}", value):
         return value
-    raise ParseError(f"region={_short(value)} is not a region name: use letters, like region=chengdu.",
-                     token=f"region={value}")
+    raise ParseError(_("region={value} is not a region name: use letters, like region=chengdu.").format(
+        value=_short(value)), token=f"region={value}")
 
 
 def _hours(key: str, value: str) -> float:
     m = re.fullmatch(_NUMBER, value)
     if not m or not 0 < float(value) <= 744:
-        raise ParseError(f"hours={_short(value)} must be GPU hours per month between 1 and 744.",
-                         token=f"hours={value}")
+        raise ParseError(_("hours={value} must be GPU hours per month between 1 and 744.").format(
+            value=_short(value)), token=f"hours={value}")
     return float(value)
 
 
 Converter = Callable[[str, str], Any]
 KEYS: dict[str, tuple[str, Converter, str]] = {
     # canonical key: (field, converter, accepted values for help)
-    "gpu": ("gpu", _gpu, "a card, e.g. 4090, a100-80gb, h800"),
-    "gpus": ("gpus", _plain_count, "GPU count, e.g. 8"),
-    "seq": ("seq", _tokens_count, "training sequence length, e.g. 2048 or 8k"),
-    "batch": ("batch", _plain_count, "micro-batch per GPU, e.g. 4"),
+    "gpu": ("gpu", _gpu, N_("a card, e.g. 4090, a100-80gb, h800")),
+    "gpus": ("gpus", _plain_count, N_("GPU count, e.g. 8")),
+    "seq": ("seq", _tokens_count, N_("training sequence length, e.g. 2048 or 8k")),
+    "batch": ("batch", _plain_count, N_("micro-batch per GPU, e.g. 4")),
     "precision": ("precision", lambda k, v: _choice(k, v, ("bf16", "fp16", "fp32"),
                                                    {"bfloat16": "bf16", "float16": "fp16",
                                                     "float32": "fp32"}), "bf16|fp16|fp32"),
@@ -234,18 +244,18 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                                                 {"cpu": "optimizer", "off": "none", "no": "none",
                                                  "acts": "activations"}),
                 "none|optimizer|all|activations"),
-    "tp": ("tp", _plain_count, "tensor-parallel size, e.g. 2"),
-    "rank": ("rank", _plain_count, "LoRA rank, e.g. 16"),
+    "tp": ("tp", _plain_count, N_("tensor-parallel size, e.g. 2")),
+    "rank": ("rank", _plain_count, N_("LoRA rank, e.g. 16")),
     "targets": ("targets", lambda k, v: _choice(k, v, ("attn", "all"),
                                                 {"attention": "attn", "all-linear": "all",
                                                  "linear": "all"}), "attn|all"),
     "quant": ("quant", _quant, " ".join(INFERENCE_QUANTS)),
-    "context": ("context", _tokens_count, "tokens per sequence when serving, e.g. 8k"),
-    "users": ("users", _plain_count, "concurrent sequences, e.g. 20"),
+    "context": ("context", _tokens_count, N_("tokens per sequence when serving, e.g. 8k")),
+    "users": ("users", _plain_count, N_("concurrent sequences, e.g. 20")),
     "kv": ("kv", lambda k, v: _choice(k, v, ("fp16", "fp8"), {"bf16": "fp16", "f16": "fp16"}),
            "fp16|fp8"),
-    "tokens": ("tokens", _training_tokens, "training tokens, e.g. 2T or 300B"),
-    "headroom": ("headroom", _fraction, "fraction kept free, e.g. 0.2"),
+    "tokens": ("tokens", _training_tokens, N_("training tokens, e.g. 2T or 300B")),
+    "headroom": ("headroom", _fraction, N_("fraction kept free, e.g. 0.2")),
     "loss": ("loss", lambda k, v: _choice(k, v, ("full", "chunked")), "full|chunked"),
     "fused_step": ("fused_step", lambda k, v: _flag(k, v), "true|false"),
     "compile": ("compile", lambda k, v: _flag(k, v), "true|false"),
@@ -253,13 +263,13 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                                               {"hf": "transformers", "llamacpp": "llama.cpp",
                                                "ollama": "llama.cpp"}),
                "vllm|transformers|llama.cpp"),
-    "budget": ("budget", parse_money, "e.g. 150k, 1.2M, $20k"),
+    "budget": ("budget", parse_money, N_("e.g. 150k, 1.2M, $20k")),
     "currency": ("currency", lambda k, v: _choice(k, v.upper(), ("CNY", "USD"), {"RMB": "CNY"}),
                  "CNY|USD"),
-    "region": ("region", _region, "e.g. chengdu, jiangsu"),
-    "hours": ("hours", _hours, "GPU hours per month, e.g. 300"),
-    "months": ("months", _plain_count, "months to depreciate a purchase over, e.g. 36"),
-    "power_price": ("power_price", lambda k, v: _positive(k, v), "per kWh in the answer's currency"),
+    "region": ("region", _region, N_("e.g. chengdu, jiangsu")),
+    "hours": ("hours", _hours, N_("GPU hours per month, e.g. 300")),
+    "months": ("months", _plain_count, N_("months to depreciate a purchase over, e.g. 36")),
+    "power_price": ("power_price", lambda k, v: _positive(k, v), N_("per kWh in the answer's currency")),
     "goal": ("goal", lambda k, v: _choice(k, v, ("cost", "time")), "cost|time"),
 }
 KEY_ALIASES = {
@@ -283,17 +293,19 @@ def _parse_model(token: str) -> str:
     """Validate MODEL syntax: a size, a catalog entry, or a Hub repo id (resolved later)."""
     low = token.lower()
     if low.startswith("-") or low.startswith("+"):
-        raise ParseError(f"model size {_short(token)} must be a positive number of parameters, "
-                         "like 7B, 0.5B or 8x7B.", token=token,
+        raise ParseError(_("model size {token} must be a positive number of parameters, "
+                           "like 7B, 0.5B or 8x7B.").format(token=_short(token)), token=token,
                          suggestion=low.lstrip("+-").upper() if SIZE_RE.match(low.lstrip("+-")) else None)
     m = SIZE_RE.match(low)
     if m:
         experts, size, unit = m.groups()
         billions = float(size) / (1000 if unit == "m" else 1)
         if not 0.01 <= billions <= 10_000:
-            raise ParseError(f"model size {token} is outside 10M to 10,000B parameters.", token=token)
+            raise ParseError(_("model size {token} is outside 10M to 10,000B parameters.").format(
+                token=token), token=token)
         if experts is not None and not 2 <= int(experts) <= 512:
-            raise ParseError(f"{token}: an MoE needs 2 to 512 experts.", token=token)
+            raise ParseError(_("{token}: an MoE needs 2 to 512 experts.").format(token=token),
+                             token=token)
         return low.upper()
     if catalog.find_model(token) is not None:
         return catalog.find_model(token).name  # type: ignore[union-attr]
@@ -302,18 +314,20 @@ def _parse_model(token: str) -> str:
     near = re.fullmatch(r"(\d+(?:\.\d+)?)[a-z]+", low)
     suggestion = f"{near.group(1)}B" if near else (catalog.closest_models(token, n=1) or [None])[0]
     raise ParseError(
-        f"unknown model {_short(token)}: give a size like 13B or 8x7B, a catalog name such as "
-        "llama-3.1-8b, or a Hugging Face repo id.", token=token, suggestion=suggestion)
+        _("unknown model {token}: give a size like 13B or 8x7B, a catalog name such as "
+          "llama-3.1-8b, or a Hugging Face repo id.").format(token=_short(token)),
+        token=token, suggestion=suggestion)
 
 
 def _split(text: str) -> list[str]:
     if len(text) > MAX_INPUT_CHARS:
-        raise ParseError(f"input is {len(text):,} characters; the limit is {MAX_INPUT_CHARS:,}.",
-                         token=text[:20])
+        raise ParseError(_("input is {count:,} characters; the limit is {limit:,}.").format(
+            count=len(text), limit=MAX_INPUT_CHARS), token=text[:20])
     try:
-        return shlex.split(text)
+        return shlex.split(to_grammar(text))
     except ValueError as err:
-        raise ParseError(f"cannot read the input ({err}): check the quotes.", token=text[:20]) from err
+        raise ParseError(_("cannot read the input ({error}): check the quotes.").format(error=err),
+                         token=text[:20]) from err
 
 
 def parse_option(token: str) -> tuple[str, Any]:
@@ -321,17 +335,20 @@ def parse_option(token: str) -> tuple[str, Any]:
     key, sep, value = token.partition("=")
     key, value = key.strip().lower().replace("-", "_"), value.strip()
     if not sep or not key:
-        raise ParseError(f"{_short(token)} is not key=value.", token=token)
+        raise ParseError(_("{token} is not key=value.").format(token=_short(token)), token=token)
     key = KEY_ALIASES.get(key, key)
     if key not in KEYS:
-        raise ParseError(f"unknown key {_short(key)}= ; keys: {', '.join(KEYS)}.", token=token,
+        raise ParseError(_("unknown key {key}= ; keys: {keys}.").format(
+                             key=_short(key), keys=", ".join(KEYS)),
+                         token=token,
                          accepted=tuple(KEYS),
                          suggestion=(f"{s}=" if (s := _suggest(key, tuple(KEYS))) else None))
     if not value:
-        raise ParseError(f"{key}= has no value; expected {KEYS[key][2]}.", token=token)
+        raise ParseError(_("{key}= has no value; expected {expected}.").format(
+            key=key, expected=_(KEYS[key][2])), token=token)
     if key == "rank" and value.lower() in ("cost", "time"):
         key = "goal"  # rank=cost|time ranks the plans; rank=16 is the LoRA rank
-    name, convert, _ = KEYS[key]
+    name, convert, _help = KEYS[key]
     return name, convert(key, value.lower() if key not in ("currency",) else value)
 
 
@@ -344,18 +361,23 @@ def parse_fields(text: str, *, require_model: bool = True) -> Fields:
         if "=" in word:
             name, value = parse_option(word)
             fields.options[name] = value
+        elif low in ("bf16", "fp16", "fp32"):
+            fields.options["precision"] = low  # "70B FP16 inference": the weights' dtype
+        elif low.replace("-", "_") in INFERENCE_QUANTS and low not in ("bf16", "fp16"):
+            fields.options["quant"] = low.replace("-", "_")
         elif low in METHODS:
             if fields.method and fields.method != METHODS[low]:
-                raise ParseError(f"two methods given: {fields.method} and {METHODS[low]}; pick one.",
-                                 token=word)
+                raise ParseError(_("two methods given: {first} and {second}; pick one.").format(
+                    first=fields.method, second=METHODS[low]), token=word)
             fields.method = METHODS[low]
         elif fields.model is None and (i == 0 or not require_model or fields.method):
             fields.model = _parse_model(word)
         else:
             accepted = METHOD_NAMES + tuple(f"{k}=" for k in KEYS)
             raise ParseError(
-                f"unexpected word {_short(word)}: after MODEL give METHOD ({', '.join(METHOD_NAMES)}) "
-                "and key=value options.", token=word, accepted=accepted,
+                _("unexpected word {word}: after MODEL give METHOD ({methods}) and key=value "
+                  "options.").format(word=_short(word), methods=", ".join(METHOD_NAMES)),
+                token=word, accepted=accepted,
                 suggestion=_suggest(low, list(METHODS)) and METHODS[_suggest(low, list(METHODS))])
     return fields
 
@@ -365,29 +387,31 @@ def check_method_options(method: str, options: dict[str, Any]) -> None:
     quant = options.get("quant")
     if quant is not None and quant not in QUANTS_BY_METHOD[method]:
         allowed = QUANTS_BY_METHOD[method]
-        hint = {"full-finetune": "quantized weights are for inference (or qlora)",
-                "pretrain": "quantized weights are for inference (or qlora)",
-                "lora": "4-bit bases are qlora", "qlora": "QLoRA's base is NF4",
+        hint = {"full-finetune": _("quantized weights are for inference (or qlora)"),
+                "pretrain": _("quantized weights are for inference (or qlora)"),
+                "lora": _("4-bit bases are qlora"), "qlora": _("QLoRA's base is NF4"),
                 "inference": ""}[method]
         suggestion = "inference" if quant in QUANTS_BY_METHOD["inference"] and method != "inference" else None
         if method == "lora" and quant == "nf4":
             suggestion = "qlora"
-        raise ParseError(f"quant={quant} does not apply to {method} ({hint}); accepted: "
-                         f"{', '.join(allowed)}.", token=f"quant={quant}", accepted=allowed,
+        raise ParseError(_("quant={quant} does not apply to {method} ({hint}); accepted: "
+                           "{accepted}.").format(quant=quant, method=method, hint=hint,
+                                                 accepted=", ".join(allowed)),
+                         token=f"quant={quant}", accepted=allowed,
                          suggestion=suggestion)
     if options.get("tp") and options.get("gpus") and options["gpus"] % options["tp"]:
-        raise ParseError(f"tp={options['tp']} does not divide gpus={options['gpus']}.",
-                         token=f"tp={options['tp']}")
+        raise ParseError(_("tp={tp} does not divide gpus={gpus}.").format(
+            tp=options["tp"], gpus=options["gpus"]), token=f"tp={options['tp']}")
 
 
 def build_request(fields: Fields) -> Request:
     """Fields (with model and method) into a validated Request."""
     if fields.model is None:
-        raise ParseError("missing MODEL: start with a size like 13B, a name like llama-3.1-8b, "
-                         "or a Hugging Face repo id.", token="")
+        raise ParseError(_("missing MODEL: start with a size like 13B, a name like llama-3.1-8b, "
+                           "or a Hugging Face repo id."), token="")
     if fields.method is None:
-        raise ParseError(f"missing METHOD after {fields.model}: one of {', '.join(METHOD_NAMES)}.",
-                         token="", accepted=METHOD_NAMES)
+        raise ParseError(_("missing METHOD after {model}: one of {methods}.").format(
+            model=fields.model, methods=", ".join(METHOD_NAMES)), token="", accepted=METHOD_NAMES)
     check_method_options(fields.method, fields.options)
     try:
         return Request(model=fields.model, method=fields.method, **fields.options)  # type: ignore[arg-type]
@@ -395,7 +419,9 @@ def build_request(fields: Fields) -> Request:
         first = err.errors()[0]
         key = str(first["loc"][0]) if first["loc"] else "input"
         value = fields.options.get(key, "")
-        raise ParseError(f"{key}={value}: {first['msg'].lower()}.", token=f"{key}={value}") from None
+        raise ParseError(_("{key}={value}: {problem}.").format(key=key, value=value,
+                                                               problem=first["msg"].lower()),
+                         token=f"{key}={value}") from None
 
 
 def parse(text: str) -> Request:

@@ -15,6 +15,7 @@ from engine import catalog, memory, speed
 from engine.answer import Answer, Memory, ModelInfo, Plan, Settings, Speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
+from engine.i18n import _
 from engine.prices import PriceBook, price_book
 from engine.quant import weight_bytes
 from engine.request import Request
@@ -35,20 +36,22 @@ class Strategy:
     def describe(self, gpus: int, method: str, nvlink: bool) -> str:
         if method == "inference":
             if gpus == 1:
-                return "single GPU"
+                return _("single GPU")
             parts = []
             if self.tp > 1:
-                parts.append(f"tensor parallel TP={self.tp}" + ("" if nvlink else " over PCIe"))
+                parts.append(_("tensor parallel TP={tp}").format(tp=self.tp)
+                             + ("" if nvlink else _(" over PCIe")))
             if self.pp > 1:
-                parts.append(f"layer split over {self.pp} GPUs" + ("" if nvlink else " (PCIe)"))
+                parts.append(_("layer split over {n} GPUs").format(n=self.pp)
+                             + ("" if nvlink else " (PCIe)"))
             return " + ".join(parts)
         parts = []
         if gpus == 1:
-            parts.append("single GPU")
+            parts.append(_("single GPU"))
         elif self.zero == 3:
-            parts.append(f"ZeRO-3 / FSDP full shard over {self.dp}")
+            parts.append(_("ZeRO-3 / FSDP full shard over {n}").format(n=self.dp))
         elif self.zero in (1, 2):
-            parts.append(f"ZeRO-{self.zero} over {self.dp}")
+            parts.append(_("ZeRO-{stage} over {n}").format(stage=self.zero, n=self.dp))
         elif self.dp > 1:
             parts.append(f"DDP x{self.dp}")
         if self.tp > 1:
@@ -56,7 +59,7 @@ class Strategy:
         if self.pp > 1:
             parts.append(f"PP={self.pp}")
         if self.offload != "none":
-            parts.append(f"{self.offload} offloaded to CPU")
+            parts.append(_("{what} offloaded to CPU").format(what=self.offload))
         return " + ".join(parts)
 
 
@@ -296,14 +299,16 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
     mem = build_memory(c, gpus, gpu, req.headroom)
     notes = []
     if gpus > GPUS_PER_SERVER:
-        notes.append(f"{gpus // GPUS_PER_SERVER} servers of {GPUS_PER_SERVER}: needs RoCE or "
-                     "InfiniBand between them")
+        notes.append(_("{servers} servers of {per}: needs RoCE or InfiniBand between them")
+                     .format(servers=gpus // GPUS_PER_SERVER, per=GPUS_PER_SERVER))
     if not mem.fits and mem.total <= mem.capacity:
         free = 1 - mem.total / mem.capacity
-        notes.append(f"tight: runs with {free:.0%} of the card free, under the {req.headroom:.0%} "
-                     "headroom this answer keeps (set headroom= to accept less)")
+        notes.append(_("tight: runs with {free:.0%} of the card free, under the {headroom:.0%} "
+                       "headroom this answer keeps (set headroom= to accept less)")
+                     .format(free=free, headroom=req.headroom))
     if req.is_training and gpus > 1 and not gpu.has_nvlink:
-        notes.append(f"{gpu.display} has no NVLink: gradient and shard traffic goes over PCIe")
+        notes.append(_("{card} has no NVLink: gradient and shard traffic goes over PCIe")
+                     .format(card=gpu.display))
     plan_speed_ = plan_speed(spec, req, gpu, gpus, s)
     return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
                 strategy=s.describe(gpus, req.method, gpu.has_nvlink),
@@ -403,7 +408,7 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
         if fits and req.goal == "time" and not req.gpus:
             # more cards finish sooner: consider up to 8x the smallest count (one server at least)
             for bigger in (c for c in counts if n < c <= max(8 * n, GPUS_PER_SERVER)):
-                more, _ = fit_at(spec, req, gpu, bigger)
+                more, _miss = fit_at(spec, req, gpu, bigger)
                 if more is not None:
                     options.append(_plan(spec, req, gpu, bigger, more, today, book))
         plans.append(min(options, key=lambda p: recommend.score(p, req)))
@@ -417,12 +422,15 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
     if usable:
         text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
     elif top is not None and top.memory.fits:
-        text = "Nothing fits the budget: " + recommend.over_budget(plans, req, book)
+        text = _("Nothing fits the budget: ") + recommend.over_budget(plans, req, book)
     elif top is not None:
         m = top.memory
-        text = (f"Does not fit {top.gpus} x {top.gpu_display}: needs {m.total / 1024**3:.1f} GiB "
-                f"+ {req.headroom:.0%} headroom per GPU, the card has {m.capacity / 1024**3:.1f} "
-                "GiB." + (" What would fit is listed below." if with_alternatives else ""))
+        text = _("Does not fit {n} x {card}: needs {need:.1f} GiB + {headroom:.0%} headroom per "
+                 "GPU, the card has {capacity:.1f} GiB.").format(
+            n=top.gpus, card=top.gpu_display, need=m.total / 1024**3, headroom=req.headroom,
+            capacity=m.capacity / 1024**3)
+        if with_alternatives:
+            text += _(" What would fit is listed below.")
     alternatives = []
     if with_alternatives and not usable:
         from engine.alternatives import alternatives as find_alternatives

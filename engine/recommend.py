@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from datetime import date
 
+from engine import i18n
 from engine.answer import BuyCost, Cost, JobCost, Plan, RentCost, Trial
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.cost import CostInputs, PlanCost, plan_cost
+from engine.i18n import _
 from engine.prices import PriceBook
 from engine.request import Request
 
@@ -95,17 +97,11 @@ def score(plan: Plan, req: Request) -> tuple[float, float]:
 
 
 def _money(amount: float | None, currency: str) -> str:
-    if amount is None:
-        return "n/a"
-    if amount >= 1e6:
-        return f"{amount / 1e6:,.2f}M {currency}"
-    if amount >= 1e4:
-        return f"{amount / 1e3:,.0f}k {currency}"
-    return f"{amount:,.0f} {currency}"
+    return i18n.money(amount, currency)
 
 
 def money(amount: float | None, currency: str) -> str:
-    return _money(amount, currency)
+    return i18n.money(amount, currency)
 
 
 def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
@@ -113,34 +109,46 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     m = plan.memory
     parts = [f"{plan.gpus} x {plan.gpu_display} ({plan.strategy})"]
     free = 1 - m.total / m.capacity
-    parts.append(f"it holds the {req.method} at {m.total / 1024**3:.1f} GiB of "
-                 f"{m.capacity / 1024**3:.1f} GiB per GPU ({free:.0%} free)")
+    parts.append(_("it holds the {method} at {used:.1f} GiB of {capacity:.1f} GiB per GPU "
+                   "({free:.0%} free)").format(method=method_name(req.method),
+                                               used=m.total / 1024**3,
+                                               capacity=m.capacity / 1024**3, free=free))
     if c is not None and c.mode == "buy":
-        parts.append(f"buying costs {_money(c.buy.capex, c.currency)} up front and "
-                     f"{_money(c.buy.monthly_total, c.currency)}/month with power and operations")
+        parts.append(_("buying costs {capex} up front and {monthly}/month with power and "
+                       "operations").format(capex=_money(c.buy.capex, c.currency),
+                                            monthly=_money(c.buy.monthly_total, c.currency)))
     elif c is not None and c.mode == "rent":
-        parts.append(f"renting costs {_money(c.rent.monthly, c.currency)}/month at "
-                     f"{c.hours_per_month:g} h")
+        parts.append(_("renting costs {monthly}/month at {hours:g} h").format(
+            monthly=_money(c.rent.monthly, c.currency), hours=c.hours_per_month))
     if c is not None and c.break_even_hours_per_month is not None:
-        side = "buy" if c.hours_per_month > c.break_even_hours_per_month else "rent"
-        parts.append(f"buying pays off above {c.break_even_hours_per_month:.0f} h/month of use "
-                     f"(you said {c.hours_per_month:g} h: {side})")
+        side = _("buy") if c.hours_per_month > c.break_even_hours_per_month else _("rent")
+        parts.append(_("buying pays off above {hours:.0f} h/month of use (you said {use:g} h: "
+                       "{side})").format(hours=c.break_even_hours_per_month,
+                                         use=c.hours_per_month, side=side))
     sp = plan.speed
     if req.method == "inference" and sp.decode_tokens_per_s:
-        parts.append(f"about {sp.decode_tokens_per_s:.0f} tokens/s per user, "
-                     f"{sp.decode_tokens_per_s_aggregate:.0f} in total at {req.users} user(s)")
+        parts.append(_("about {per:.0f} tokens/s per user, {total:.0f} in total at {users} "
+                       "user(s)").format(per=sp.decode_tokens_per_s,
+                                         total=sp.decode_tokens_per_s_aggregate, users=req.users))
     elif sp.train_hours is not None:
-        parts.append(f"{req.tokens / 1e9:g}B tokens take {sp.train_hours:,.1f} h")
+        parts.append(_("{tokens:g}B tokens take {hours:,.1f} h").format(
+            tokens=req.tokens / 1e9, hours=sp.train_hours))
     elif sp.train_tokens_per_s:
-        parts.append(f"trains at about {sp.train_tokens_per_s:,.0f} tokens/s")
+        parts.append(_("trains at about {rate:,.0f} tokens/s").format(rate=sp.train_tokens_per_s))
     if runner_up is not None and runner_up.cost and c and runner_up.cost.horizon_total and \
             c.horizon_total:
         diff = runner_up.cost.horizon_total - c.horizon_total
-        parts.append(f"{_money(abs(diff), c.currency)} {'less' if diff >= 0 else 'more'} over "
-                     f"{req.months} months than the next option ({runner_up.gpus} x "
-                     f"{runner_up.gpu_display})")
-    goal = "cheapest over the horizon" if req.goal == "cost" else "fastest"
-    return f"Recommended ({goal}): " + "; ".join(parts) + "."
+        text = (_("{amount} less over {months} months than the next option ({other})") if diff >= 0
+                else _("{amount} more over {months} months than the next option ({other})"))
+        parts.append(text.format(amount=_money(abs(diff), c.currency), months=req.months,
+                                 other=f"{runner_up.gpus} x {runner_up.gpu_display}"))
+    goal = _("cheapest over the horizon") if req.goal == "cost" else _("fastest")
+    return _("Recommended ({goal}): ").format(goal=goal) + _("; ").join(parts) + _(".")
+
+
+def method_name(method: str) -> str:
+    return {"full-finetune": _("full fine-tune"), "lora": "LoRA", "qlora": "QLoRA",
+            "inference": _("serving"), "pretrain": _("pre-training")}.get(method, method)
 
 
 def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
@@ -148,36 +156,37 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     out = []
     billions = spec.params / 1e9
     if billions < 7:
-        out.append("< 7B tier (seed 000): one RTX 4090 serves it; 2x 4090 or one 48 GB card for "
-                   "light fine-tuning")
+        out.append(_("< 7B tier (seed 000): one RTX 4090 serves it; 2x 4090 or one 48 GB card "
+                     "for light fine-tuning"))
     elif billions <= 70:
-        out.append("7B-70B tier (seed 000): train on several GPUs in parallel rather than one big "
-                   "card")
+        out.append(_("7B-70B tier (seed 000): train on several GPUs in parallel rather than one "
+                     "big card"))
     else:
-        out.append("> 70B tier (seed 000): rent cluster time (supercomputing / AI computing "
-                   "centres) rather than building a machine room; rent first")
+        out.append(_("> 70B tier (seed 000): rent cluster time (supercomputing / AI computing "
+                     "centres) rather than building a machine room; rent first"))
     top = plans[0] if plans else None
     if top and req.is_training and top.gpus > 1 and not _nvlink(top):
-        out.append("PCIe-only cards (RTX 4090 and similar) scale poorly for multi-card training: "
-                   "gradient and shard traffic crosses PCIe through the host")
+        out.append(_("PCIe-only cards (RTX 4090 and similar) scale poorly for multi-card "
+                     "training: gradient and shard traffic crosses PCIe through the host"))
     if top and top.gpus >= 8:
-        out.append("an 8-GPU server draws 8-12 kW and needs real cooling (seed 000); in an "
-                   "ordinary room prefer 4-GPU servers")
+        out.append(_("an 8-GPU server draws 8-12 kW and needs real cooling (seed 000); in an "
+                     "ordinary room prefer 4-GPU servers"))
     if top and top.gpus > 8:
-        out.append("multi-server: NVMe of at least 2 TB per server and RoCE or InfiniBand "
-                   "between servers, or the GPUs wait (seeds)")
+        out.append(_("multi-server: NVMe of at least 2 TB per server and RoCE or InfiniBand "
+                     "between servers, or the GPUs wait (seeds)"))
     if req.method == "inference":
         if req.users < 10:
-            out.append("< 10 concurrent users (seed 000): one card, or a 4-bit AWQ/GPTQ model on "
-                       "one card for 70B")
+            out.append(_("< 10 concurrent users (seed 000): one card, or a 4-bit AWQ/GPTQ model "
+                         "on one card for 70B"))
         elif req.users <= 50:
-            out.append("10-50 concurrent users (seed 000): several cards load-balanced, vLLM "
-                       "continuous batching")
+            out.append(_("10-50 concurrent users (seed 000): several cards load-balanced, vLLM "
+                         "continuous batching"))
         else:
-            out.append("> 50 concurrent users (seed 000): H20/H200-class cards with TensorRT-LLM, "
-                       "or a public-cloud API")
+            out.append(_("> 50 concurrent users (seed 000): H20/H200-class cards with "
+                         "TensorRT-LLM, or a public-cloud API"))
     if top and top.cost and top.cost.job.hours is not None and top.cost.job.hours < 730:
-        out.append("a job shorter than a month: rent it (seeds: rent first for short projects)")
+        out.append(_("a job shorter than a month: rent it (seeds: rent first for short "
+                     "projects)"))
     return out
 
 
@@ -196,12 +205,14 @@ def trial(plan: Plan, req: Request) -> Trial | None:
     rate = plan.cost.rent.per_gpu_hour if plan.cost else None
     currency = plan.cost.currency if plan.cost else req.answer_currency
     rent = rate * plan.gpus * hours if rate is not None else None
-    epoch = "tokens=" if req.tokens else f"an assumed {DEFAULT_EPOCH_TOKENS / 1e6:.0f}M-token epoch"
+    epoch = ("tokens=" if req.tokens else _("an assumed {millions:.0f}M-token epoch").format(
+        millions=DEFAULT_EPOCH_TOKENS / 1e6))
     return Trial(gpu=plan.gpu, gpus=plan.gpus, epoch_tokens=tokens, hours=round(hours, 2),
                  rent=None if rent is None else round(rent), currency=currency,
-                 note=f"rent {plan.gpus} x {plan.gpu_display} for one epoch ({epoch}): about "
-                      f"{hours:,.1f} h, {_money(rent, currency)}; measure throughput and "
-                      "stability before buying (the seeds' step 5)")
+                 note=_("rent {n} x {card} for one epoch ({epoch}): about {hours:,.1f} h, "
+                        "{cost}; measure throughput and stability before buying (the seeds' "
+                        "step 5)").format(n=plan.gpus, card=plan.gpu_display, epoch=epoch,
+                                           hours=hours, cost=_money(rent, currency)))
 
 
 def over_budget(plans: list[Plan], req: Request, book: PriceBook) -> str:
@@ -211,42 +222,46 @@ def over_budget(plans: list[Plan], req: Request, book: PriceBook) -> str:
     budget = budget_in(req, book)
     currency = req.answer_currency
     if not priced:
-        return "no plan that fits has a price in the catalog."
+        return _("no plan that fits has a price in the catalog.")
     cheapest = min(priced, key=lambda p: min(x for x in (p.cost.buy.capex, p.cost.rent.monthly)
                                              if x is not None))
     c = cheapest.cost
-    return (f"the cheapest plan that fits is {cheapest.gpus} x {cheapest.gpu_display}: "
-            f"{_money(c.buy.capex, currency)} to buy or {_money(c.rent.monthly, currency)}/month "
-            f"to rent, against a budget of {_money(budget, currency)}.")
+    return _("the cheapest plan that fits is {n} x {card}: {buy} to buy or {rent}/month to rent, "
+             "against a budget of {budget}.").format(
+        n=cheapest.gpus, card=cheapest.gpu_display, buy=_money(c.buy.capex, currency),
+        rent=_money(c.rent.monthly, currency), budget=_money(budget, currency))
 
 
 def cost_summary(c: Cost) -> list[str]:
     """One line per cost fact, shared by the terminal and Slack renderings."""
     lines = []
+    m = lambda amount: _money(amount, c.currency)  # noqa: E731
     if c.buy.capex is not None:
-        lines.append(f"buy {_money(c.buy.capex, c.currency)} up front, then "
-                     f"{_money(c.buy.monthly_total, c.currency)}/month (depreciation "
-                     f"{_money(c.buy.monthly_depreciation, c.currency)}, power "
-                     f"{_money(c.buy.monthly_power, c.currency)}, operations "
-                     f"{_money(c.buy.monthly_ops, c.currency)})")
+        lines.append(_("buy {capex} up front, then {monthly}/month (depreciation {dep}, power "
+                       "{power}, operations {ops})").format(
+            capex=m(c.buy.capex), monthly=m(c.buy.monthly_total),
+            dep=m(c.buy.monthly_depreciation), power=m(c.buy.monthly_power),
+            ops=m(c.buy.monthly_ops)))
     if c.rent.per_gpu_hour is not None:
-        lines.append(f"rent {c.rent.per_gpu_hour:.2f} {c.currency} per GPU-hour = "
-                     f"{_money(c.rent.monthly, c.currency)}/month")
+        lines.append(_("rent {rate:.2f} {currency} per GPU-hour = {monthly}/month").format(
+            rate=c.rent.per_gpu_hour, currency=c.currency, monthly=m(c.rent.monthly)))
     if c.break_even_hours_per_month is not None:
-        lines.append(f"buying is cheaper above {c.break_even_hours_per_month:.0f} h/month of use "
-                     f"(the guides claim {c.seeds_claim_hours_per_month:.0f} h/month)")
+        lines.append(_("buying is cheaper above {hours:.0f} h/month of use (the guides claim "
+                       "{claim:.0f} h/month)").format(hours=c.break_even_hours_per_month,
+                                                      claim=c.seeds_claim_hours_per_month))
     if c.job.hours is not None:
-        lines.append(f"this job: {c.job.hours:,.1f} h, {_money(c.job.rent, c.currency)} rented, "
-                     f"{_money(c.job.buy_share, c.currency)} of owning cost")
+        lines.append(_("this job: {hours:,.1f} h, {rent} rented, {share} of owning cost").format(
+            hours=c.job.hours, rent=m(c.job.rent), share=m(c.job.buy_share)))
     if c.stale:
-        lines.append(f"{len(c.stale)} price(s) older than 90 days: get fresh quotes")
+        lines.append(_("{count} price(s) older than 90 days: get fresh quotes").format(
+            count=len(c.stale)))
     return lines
 
 
 def speed_summary(plan: Plan) -> str:
     sp = plan.speed
     if sp.decode_tokens_per_s:
-        return f"{sp.decode_tokens_per_s:,.0f} tok/s per user"
+        return _("{rate:,.0f} tok/s per user").format(rate=sp.decode_tokens_per_s)
     if sp.train_hours is not None:
         return f"{sp.train_hours:,.0f} h"
     if sp.train_tokens_per_s:

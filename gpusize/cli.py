@@ -64,37 +64,45 @@ def main(argv: list[str] | None = None) -> int:
 
         return prices(args[1:])
     as_json = "--json" in args
-    words, chart = _take_chart([a for a in args if a != "--json"])
+    words, chart = _take_option([a for a in args if a != "--json"], "--chart")
     if chart == "":
         print("gpusize: --chart needs a file name: --chart FILE or --chart=FILE", file=sys.stderr)
         return 2
+    words, lang = _take_option(words, "--lang")
+    from engine import i18n
+
+    if lang is not None and lang not in i18n.LANGUAGES:
+        print(f"gpusize: --lang {lang[:10]} is not one of {', '.join(i18n.LANGUAGES)}",
+              file=sys.stderr)
+        return 2
+    i18n.set_language(lang or i18n.from_environment())
     unknown = [a for a in words if a.startswith("--")]
     if unknown:
-        print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --chart FILE, --help, "
-              "--version", file=sys.stderr)
+        print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --chart FILE, "
+              "--lang zh|en, --help, --version", file=sys.stderr)
         return 2
     return answer(" ".join(words), as_json=as_json, chart=chart)
 
 
-def _take_chart(args: list[str]) -> tuple[list[str], str | None]:
-    """Takes `--chart FILE` / `--chart=FILE` out of args: (the rest, FILE), FILE None when not
-    asked for and "" when asked for without a file name."""
+def _take_option(args: list[str], name: str) -> tuple[list[str], str | None]:
+    """Takes `NAME VALUE` / `NAME=VALUE` out of args: (the rest, VALUE), VALUE None when not
+    given and "" when given without a value."""
     rest: list[str] = []
-    chart: str | None = None
+    value: str | None = None
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg == "--chart":
+        if arg == name:
             following = args[i + 1] if i + 1 < len(args) else ""
-            chart = "" if following.startswith("--") else following
+            value = "" if following.startswith("--") else following
             i += 1 if following.startswith("--") else 2
             continue
-        if arg.startswith("--chart="):
-            chart = arg.split("=", 1)[1]
+        if arg.startswith(name + "="):
+            value = arg.split("=", 1)[1]
         else:
             rest.append(arg)
         i += 1
-    return rest, chart
+    return rest, value
 
 
 def serve(args: list[str]) -> int:
@@ -139,7 +147,9 @@ def write_chart(result: Answer, path: str) -> bool:
     from gpusize.charts import memory_chart
 
     try:
-        png = memory_chart(result)
+        from engine.i18n import current
+
+        png = memory_chart(result, lang=current())
     except ImportError as err:
         print(f"gpusize: --chart needs matplotlib ({err}): pip install matplotlib", file=sys.stderr)
         return False

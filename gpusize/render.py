@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from engine.answer import Answer, Plan
+from engine.i18n import N_, _
 
 GIB = 1024**3
 BAR = 32
 COMPONENTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
+LABELS = {"weights": N_("weights"), "gradients": N_("gradients"), "optimizer": N_("optimizer"),
+          "activations": N_("activations"), "kv_cache": N_("KV cache"), "overhead": N_("overhead"),
+          "reused": N_("reused"), "headroom": N_("headroom"), "total": N_("total")}
+
+
+def _label(name: str) -> str:
+    return _(LABELS[name])
 
 
 def gib(value: float) -> str:
@@ -22,9 +30,10 @@ def _bar(value: float, capacity: float, char: str = "█") -> str:
 
 def fit_line(plan: Plan) -> str:
     m = plan.memory
-    verdict = "fits" if m.fits else "DOES NOT FIT"
-    return (f"{verdict}: {gib(m.total)} + {gib(m.headroom)} headroom = {gib(m.total + m.headroom)}"
-            f" of {gib(m.capacity)} per GPU")
+    verdict = _("fits") if m.fits else _("DOES NOT FIT")
+    return _("{verdict}: {total} + {headroom} headroom = {need} of {capacity} per GPU").format(
+        verdict=verdict, total=gib(m.total), headroom=gib(m.headroom),
+        need=gib(m.total + m.headroom), capacity=gib(m.capacity))
 
 
 def breakdown(plan: Plan) -> list[str]:
@@ -34,19 +43,21 @@ def breakdown(plan: Plan) -> list[str]:
         value = getattr(m, name)
         if value == 0 and name in ("gradients", "optimizer", "kv_cache"):
             continue
-        lines.append(f"  {name:<12} {_bar(value, m.capacity)} {gib(value):>11}")
+        lines.append(f"  {_label(name):<12} {_bar(value, m.capacity)} {gib(value):>11}")
         if name in m.detail:
             lines.append(f"  {'':<12} {m.detail[name]}")
     if m.reused:
-        lines.append(f"  {'reused':<12} {'':<{BAR}} {'-' + gib(m.reused):>11}")
+        lines.append(f"  {_label('reused'):<12} {'':<{BAR}} {'-' + gib(m.reused):>11}")
         lines.append(f"  {'':<12} {m.detail.get('reused', '')}")
-    lines.append(f"  {'headroom':<12} {_bar(m.headroom, m.capacity, '░')} {gib(m.headroom):>11}")
-    lines.append(f"  {'total':<12} {_bar(m.total + m.headroom, m.capacity, '▓')} "
-                 f"{gib(m.total + m.headroom):>11} of {gib(m.capacity)}")
+    lines.append(f"  {_label('headroom'):<12} {_bar(m.headroom, m.capacity, '░')} "
+                 f"{gib(m.headroom):>11}")
+    lines.append(f"  {_label('total'):<12} {_bar(m.total + m.headroom, m.capacity, '▓')} "
+                 f"{gib(m.total + m.headroom):>11} / {gib(m.capacity)}")
     lines.append(f"  {fit_line(plan)}")
     if m.host_offload:
-        lines.append(f"  host RAM for offloaded states: {gib(m.host_offload)} per GPU")
-    lines += [f"  note: {n}" for n in plan.notes]
+        lines.append(_("  host RAM for offloaded states: {size} per GPU").format(
+            size=gib(m.host_offload)))
+    lines += [_("  note: {note}").format(note=n) for n in plan.notes]
     return lines
 
 
@@ -64,14 +75,14 @@ def speed_summary(plan: Plan) -> str:
 
 def table(plans: list[Plan]) -> list[str]:
     cur = next((p.cost.currency for p in plans if p.cost), "")
-    lines = [f"  {'card':<24} {'GPUs':>4}  {'per GPU':>9} {'of':>7}  {'buy':>10} {'rent/mo':>10} "
-             f"{'speed':>12}  sharding"]
+    lines = [f"  {_('card'):<24} {_('GPUs'):>4}  {_('per GPU'):>9} {_('of'):>7}  {_('buy'):>10} "
+             f"{_('rent/mo'):>10} {_('speed'):>12}  {_('sharding')}"]
     for p in plans:
         m, c = p.memory, p.cost
         buy = _money(c.buy.capex, cur) if c else "-"
         rent = _money(c.rent.monthly, cur) if c else "-"
         speed = speed_summary(p).replace(" per user", "")
-        fit = "" if m.fits else " (no fit)"
+        fit = "" if m.fits else _(" (no fit)")
         lines.append(f"  {p.gpu_display:<24} {p.gpus:>4}  {gib(m.total + m.headroom):>9} "
                      f"{m.capacity / GIB:>5.0f}Gi  {buy.replace(' ' + cur, ''):>10} "
                      f"{rent.replace(' ' + cur, ''):>10} {speed:>12}  {p.strategy}{fit}")
@@ -84,44 +95,46 @@ def cost_lines(plan: Plan) -> list[str]:
     c = plan.cost
     if c is None:
         return []
-    lines = [f"Cost ({c.currency}, {c.hours_per_month:g} h/month, {c.months} months):"]
+    lines = [_("Cost ({currency}, {hours:g} h/month, {months} months):").format(
+        currency=c.currency, hours=c.hours_per_month, months=c.months)]
     lines += [f"  {line}" for line in cost_summary(c)]
-    lines += [f"  price: {s}" for s in c.price_sources]
+    lines += [_("  price: {source}").format(source=s) for s in c.price_sources]
     return lines
 
 
 def render(ans: Answer) -> str:
     model = ans.model
-    active = (f", {model.active_params / 1e9:.1f}B active"
+    active = (_(", {active:.1f}B active").format(active=model.active_params / 1e9)
               if model.active_params < 0.9 * model.params else "")
     method = ans.plans[0].method if ans.plans else ""
-    head = f"{model.display} ({model.params / 1e9:.2f}B params{active}) — {method}"
+    head = _("{model} ({params:.2f}B params{active}) — {method}").format(
+        model=model.display, params=model.params / 1e9, active=active, method=method)
     lines = [head, ""]
     if ans.recommendation:
         lines += [ans.recommendation, ""]
     if ans.alternatives:
-        lines.append("What would fit:")
+        lines.append(_("What would fit:"))
         lines += [f"  - {a.change}" for a in ans.alternatives]
         lines.append("")
     if not ans.plans:
-        lines.append("No card in the catalog can hold this configuration.")
+        lines.append(_("No card in the catalog can hold this configuration."))
     else:
         if not ans.pinned and len(ans.plans) > 1:
-            lines.append("Options, best first (smallest GPU count that fits per card):")
+            lines.append(_("Options, best first (smallest GPU count that fits per card):"))
             lines += table(ans.plans[:6])
             if len(ans.plans) > 6:
-                lines.append(f"  ... {len(ans.plans) - 6} more in --json")
+                lines.append(_("  ... {count} more in --json").format(count=len(ans.plans) - 6))
             lines.append("")
-        lines.append("Memory of the first option:")
+        lines.append(_("Memory of the first option:"))
         lines += breakdown(ans.plans[0])
         if ans.plans[0].speed.detail:
-            lines.append(f"  speed: {ans.plans[0].speed.detail}")
+            lines.append(_("  speed: {detail}").format(detail=ans.plans[0].speed.detail))
         lines += ["", *cost_lines(ans.plans[0])]
     if ans.trial:
-        lines += ["", f"Before buying: {ans.trial.note}"]
+        lines += ["", _("Before buying: ") + ans.trial.note]
     if ans.advice:
-        lines += ["", "Advice from the buying guides:"] + [f"  - {a}" for a in ans.advice]
+        lines += ["", _("Advice from the buying guides:")] + [f"  - {a}" for a in ans.advice]
     if ans.warnings:
-        lines += ["", "Warnings:"] + [f"  ! {w}" for w in ans.warnings]
-    lines += ["", "Assumptions:"] + [f"  - {a}" for a in ans.assumptions]
+        lines += ["", _("Warnings:")] + [f"  ! {w}" for w in ans.warnings]
+    lines += ["", _("Assumptions:")] + [f"  - {a}" for a in ans.assumptions]
     return "\n".join(lines)

@@ -122,6 +122,8 @@ class SlackStub:
     not_in_channel: set[str] = field(default_factory=set)
     fail_next: list[dict[str, Any]] = field(default_factory=list)
     delay_s: float = 0.0  # answer every Web API call this late (timeouts)
+    locales: dict[str, str] = field(default_factory=dict)  # users.info locale per user
+    admins: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ts: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -153,7 +155,17 @@ class SlackStub:
 def _stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path.startswith("/upload/"):  # files_upload_v2's second step: raw bytes
+                with stub.lock:
+                    stub.calls.append(Call("upload", {"file": self.path.rsplit("/", 1)[-1],
+                                                      "bytes": data}))
+                self._reply(200, {"ok": True})
+                return
+            raw = data.decode()
+            query = urllib.parse.urlparse(self.path).query
+            if query:  # params sent in the query string (files.getUploadURLExternal)
+                raw = raw + ("&" if raw else "") + query
             if "json" in (self.headers.get("Content-Type") or ""):
                 body = json.loads(raw or "{}")
             else:
@@ -184,6 +196,23 @@ def _stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
                     reply |= {"channel": body.get("channel"), "ts": f"1700000000.{next(stub.ts):06d}"}
             elif method == "chat.update":
                 reply |= {"channel": body.get("channel"), "ts": body.get("ts")}
+            elif method == "users.info":
+                user = body.get("user", "")
+                reply |= {"user": {"id": user, "locale": stub.locales.get(user, "en-US"),
+                                   "is_admin": user in stub.admins, "tz": "Asia/Shanghai"}}
+            elif method == "files.getUploadURLExternal":
+                file_id = f"F{next(stub.ts):06d}"
+                reply |= {"file_id": file_id,
+                          "upload_url": f"http://127.0.0.1:{stub.port}/upload/{file_id}"}
+            elif method == "files.completeUploadExternal":
+                files = body.get("files")
+                files = json.loads(files) if isinstance(files, str) else files or []
+                reply |= {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+            elif method == "files.info":
+                reply |= {"file": {"id": body.get("file")}}
+            self._reply(status, reply)
+
+        def _reply(self, status: int, reply: dict[str, Any]) -> None:
             data = json.dumps(reply).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

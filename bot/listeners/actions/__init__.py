@@ -15,3 +15,5 @@ def register(app: AsyncApp, dialog: Dialog) -> None:
     app.action("whatif_goal")(buttons.whatif(dialog, "goal"))
     app.action("show_breakdown")(buttons.show_breakdown(dialog, "memory"))
     app.action("show_rent_vs_buy")(buttons.show_breakdown(dialog, "cost"))
+    app.action("show_chart")(buttons.show_chart(dialog, "memory"))
+    app.action("show_price_chart")(buttons.show_chart(dialog, "prices"))

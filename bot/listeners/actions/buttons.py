@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 from bot import keys
 from bot.dialog import Dialog
 from bot.observability import REDIS_ERRORS
+from engine.i18n import set_language
 
 log = logging.getLogger("gpusize.bot")
 Handler = Callable[..., Awaitable[None]]
@@ -40,6 +41,8 @@ async def _first_press(dialog: Dialog, body: dict[str, Any]) -> bool:
 def _guarded(dialog: Dialog, work: Callable[[dict[str, Any]], Awaitable[None]]) -> Handler:
     async def listener(ack: Any, body: dict[str, Any]) -> None:
         await ack()
+        team, _channel, _thread, _message, user = _where(body)
+        set_language(await dialog.language_for(team, user))
         try:
             await work(body)
         except RedisError:
@@ -93,4 +96,14 @@ def show_breakdown(dialog: Dialog, kind: str) -> Handler:
             return
         team, channel, thread_ts, _, _ = _where(body)
         await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts, kind=kind)
+    return _guarded(dialog, work)
+
+
+def show_chart(dialog: Dialog, kind: str) -> Handler:
+    async def work(body: dict[str, Any]) -> None:
+        if not await _first_press(dialog, body):
+            return
+        team, channel, thread_ts, _, _ = _where(body)
+        await dialog.chart(team=team, channel=channel, thread_ts=thread_ts, kind=kind,
+                           card=body["actions"][0].get("value", ""))
     return _guarded(dialog, work)

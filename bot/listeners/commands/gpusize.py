@@ -19,11 +19,13 @@ from bot.digest import Digests, parse_subscribe
 from bot.observability import COMMANDS, REDIS_ERRORS
 from bot.render import channel_ref, clean_input
 from engine import ParseError, UnknownModel
+from engine.i18n import N_, _, set_language
 
 log = logging.getLogger("gpusize.bot")
 HELP_WORDS = ("", "help", "-h", "--help", "?")
-APOLOGY = "Sorry, something went wrong while answering; nothing was posted. Please try again."
-STORE_DOWN = "Prices and digests live in Redis, which is not answering right now; try again soon."
+APOLOGY = N_("Sorry, something went wrong while answering; nothing was posted. Please try again.")
+STORE_DOWN = N_("Prices and digests live in Redis, which is not answering right now; try again "
+                "soon.")
 
 
 def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
@@ -31,6 +33,19 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
                               client: Any) -> None:
         text = clean_input(command.get("text") or "").strip()
         first = text.split(maxsplit=1)[0].lower() if text else ""
+        set_language(await dialog.language_for(command["team_id"], command["user_id"]))
+        if first in ("lang", "language", "语言"):
+            await ack()
+            try:
+                reply = await dialog.set_language(command["team_id"], command["user_id"],
+                                                  text.split()[1:])
+            except ParseError as err:
+                reply = str(err)
+            except RedisError:
+                reply = _(STORE_DOWN)
+            msg = notice(reply)
+            await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
+            return
         if text.lower() in HELP_WORDS:
             COMMANDS.labels("help").inc()
             msg = help_message()
@@ -52,7 +67,7 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
                 sections = [f"{err}"]
             except RedisError:
                 REDIS_ERRORS.labels("command").inc()
-                sections = [STORE_DOWN]
+                sections = [_(STORE_DOWN)]
             msg = notice("\n\n".join(sections))
             await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
             return
@@ -60,7 +75,8 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
             fields = dialog.check(text)
         except (ParseError, UnknownModel) as err:
             COMMANDS.labels("error").inc()
-            msg = notice(f"{err}", context="Nothing was posted. `/gpusize help` shows the grammar.")
+            msg = notice(f"{err}",
+                         context=_("Nothing was posted. `/gpusize help` shows the grammar."))
             await ack(text=msg.text, blocks=msg.blocks)
             return
         await ack()
@@ -71,7 +87,7 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
         except Exception:  # the user gets a short apology, the log gets the details
             COMMANDS.labels("failed").inc()
             log.exception("answering /gpusize failed")
-            await respond(response_type="ephemeral", text=APOLOGY)
+            await respond(response_type="ephemeral", text=_(APOLOGY))
 
     return gpusize_command
 

@@ -14,6 +14,7 @@ from bot.dialog import Dialog
 from bot.followup import parse_followup
 from bot.observability import REDIS_ERRORS
 from bot.render import clean_input
+from engine.i18n import set_language
 
 log = logging.getLogger("gpusize.bot")
 IGNORED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join",
@@ -45,6 +46,7 @@ def thread_message(dialog: Dialog) -> Callable[..., Awaitable[None]]:
         team = body.get("team_id", "")
         if not await _first_time(dialog, team, event["channel"], event["ts"]):
             return
+        set_language(await dialog.language_for(team, event.get("user", "")))
         try:
             await dialog.follow_up(team=team, channel=event["channel"], thread_ts=thread_ts,
                                    user=event.get("user", ""),
@@ -68,6 +70,7 @@ def mention(dialog: Dialog) -> Callable[..., Awaitable[None]]:
         channel, ts = event["channel"], event["ts"]
         if not await _first_time(dialog, team, channel, ts):
             return
+        set_language(await dialog.language_for(team, event.get("user", "")))
         thread = event.get("thread_ts") or ts
         try:
             if event.get("thread_ts") and event["thread_ts"] != ts:

@@ -1,0 +1,119 @@
+"""Languages: English source strings, translated through gettext message catalogs.
+
+Strings are marked with `_()` (and `{{ _("...") }}` in templates); the catalogs are ordinary
+gettext .po files under engine/locale/<lang>/LC_MESSAGES/gpusize.po, read directly (no compiled
+.mo to keep in sync). The language is a context variable, so the CLI, each Slack request and each
+answer worker set it once and every layer below follows.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import contextvars
+import os
+import re
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+
+LANGUAGES = ("en", "zh")
+_lang: contextvars.ContextVar[str] = contextvars.ContextVar("lang", default="en")
+
+
+def current() -> str:
+    return _lang.get()
+
+
+def set_language(lang: str) -> None:
+    _lang.set(lang if lang in LANGUAGES else "en")
+
+
+@contextlib.contextmanager
+def language(lang: str) -> Iterator[None]:
+    token = _lang.set(lang if lang in LANGUAGES else "en")
+    try:
+        yield
+    finally:
+        _lang.reset(token)
+
+
+def from_locale(locale: str | None) -> str:
+    """`zh-CN`, `zh_CN.UTF-8`, `zh_TW` -> zh; anything else -> en."""
+    return "zh" if locale and locale.lower().replace("-", "_").startswith("zh") else "en"
+
+
+def from_environment() -> str:
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(name)
+        if value:
+            return from_locale(value)
+    return "en"
+
+
+def _unquote(chunk: str) -> str:
+    return ast.literal_eval(chunk)
+
+
+@cache
+def catalog(lang: str) -> dict[str, str]:
+    """msgid -> msgstr of a .po file (untranslated and fuzzy entries left out)."""
+    if lang == "en":
+        return {}
+    try:
+        path = resources.files("engine.locale").joinpath(lang, "LC_MESSAGES", "gpusize.po")
+        text = path.read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        return {}  # no catalog installed: English
+    out: dict[str, str] = {}
+    for entry in re.split(r"\n\s*\n", text):
+        if "#, fuzzy" in entry:
+            continue
+        fields: dict[str, list[str]] = {}
+        key = None
+        for line in entry.splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"(msgid|msgstr)\s+(\".*\")$", line)
+            if m:
+                key = m.group(1)
+                fields[key] = [_unquote(m.group(2))]
+            elif line.startswith('"') and key:
+                fields[key].append(_unquote(line))
+        msgid, msgstr = "".join(fields.get("msgid", [])), "".join(fields.get("msgstr", []))
+        if msgid and msgstr:
+            out[msgid] = msgstr
+    return out
+
+
+def _(message: str) -> str:
+    """Translate a source string into the current language (itself when untranslated)."""
+    lang = _lang.get()
+    if lang == "en":
+        return message
+    return catalog(lang).get(message, message)
+
+
+def N_(message: str) -> str:
+    """Mark a string for the catalog without translating it yet (translated where shown)."""
+    return message
+
+
+def money(amount: float | None, currency: str, lang: str | None = None) -> str:
+    """150k CNY / 1.20M CNY in English; ¥15万 / ¥1.2亿 / $2万 in Chinese."""
+    if amount is None:
+        return _("n/a")
+    lang = lang or _lang.get()
+    if lang == "zh":
+        symbol = "¥" if currency == "CNY" else "$" if currency == "USD" else currency + " "
+        if abs(amount) >= 1e8:
+            return f"{symbol}{amount / 1e8:.2f}".rstrip("0").rstrip(".") + "亿"
+        if abs(amount) >= 1e4:
+            return f"{symbol}{amount / 1e4:.1f}".rstrip("0").rstrip(".") + "万"
+        return f"{symbol}{amount:,.0f}"
+    if abs(amount) >= 1e6:
+        return f"{amount / 1e6:,.2f}M {currency}"
+    if abs(amount) >= 1e4:
+        return f"{amount / 1e3:,.0f}k {currency}"
+    return f"{amount:,.0f} {currency}"
