@@ -15,7 +15,7 @@ def test_manifest_matches_the_bot() -> None:
     assert command["command"] == "/gpusize" and command["url"].endswith("/slack/events")
     scopes = set(m["oauth_config"]["scopes"]["bot"])
     assert {"commands", "chat:write", "channels:history", "groups:history",
-            "app_mentions:read", "users:read"} <= scopes
+            "app_mentions:read", "users:read", "files:write"} <= scopes
     assert command["should_escape"] is True  # `digest subscribe #channel` needs <#C123|name>
     settings = m["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
