@@ -26,6 +26,7 @@ from bot.pricestore import PriceRecord, PriceStore, newest
 from bot.render import channel_ref
 from engine import catalog
 from engine.cost import CostInputs, plan_cost
+from engine.i18n import N_, _, set_language
 from engine.parse import ParseError
 from engine.prices import STALE_DAYS
 
@@ -34,7 +35,9 @@ LATE_AFTER = timedelta(minutes=30)
 DONE_TTL_S = 40 * 86400
 DEFAULT_CARDS = ("rtx-4090", "l40s", "a100-80gb", "h100-sxm", "h20")
 MOVERS_SHOWN = 12
-USAGE = ("`/gpusize digest subscribe #channel weekly mon 09:00 Asia/Shanghai` (or `daily 08:30 "
+WEEKDAY_NAMES = (N_("Monday"), N_("Tuesday"), N_("Wednesday"), N_("Thursday"), N_("Friday"),
+                 N_("Saturday"), N_("Sunday"))
+USAGE = N_("`/gpusize digest subscribe #channel weekly mon 09:00 Asia/Shanghai` (or `daily 08:30 "
          "Europe/Berlin`), `/gpusize digest unsubscribe [#channel]`, `/gpusize digest preview`")
 
 
@@ -49,9 +52,10 @@ class Subscription(BaseModel):
     created_at: datetime
 
     def describe(self) -> str:
-        when = f"every {WEEKDAYS[self.weekday].capitalize()}" if self.frequency == "weekly" \
-            else "every day"
-        return f"{when} at {self.at} {self.tz} in {channel_ref(self.channel)}"
+        when = (_("every {day}").format(day=_(WEEKDAY_NAMES[self.weekday]))
+                if self.frequency == "weekly" else _("every day"))
+        return _("{when} at {time} {tz} in {channel}").format(
+            when=when, time=self.at, tz=self.tz, channel=channel_ref(self.channel))
 
 
 def parse_subscribe(words: list[str], *, team: str, channel: str, user: str,
@@ -70,22 +74,25 @@ def parse_subscribe(words: list[str], *, team: str, channel: str, user: str,
         elif re.fullmatch(r"\d{1,2}:\d{2}", word):
             hour, minute = map(int, word.split(":"))
             if hour > 23 or minute > 59:
-                raise ParseError(f"time {word} is not a clock time (00:00-23:59).", token=word)
+                raise ParseError(_("time {word} is not a clock time (00:00-23:59).").format(
+                    word=word), token=word)
             at = f"{hour:02d}:{minute:02d}"
         elif "/" in word or word.upper() == "UTC":
             try:
                 ZoneInfo(word)
             except (ZoneInfoNotFoundError, ValueError):
-                raise ParseError(f"unknown time zone {word[:40]}: use an IANA name like "
-                                 "Asia/Shanghai.", token=word) from None
+                raise ParseError(_("unknown time zone {word}: use an IANA name like "
+                                   "Asia/Shanghai.").format(word=word[:40]), token=word) from None
             tz = word
         elif word.startswith("#"):
-            raise ParseError(f"pick the channel from Slack's autocomplete ({word[:40]} came "
-                             "through as text), or leave it out for this channel.", token=word)
+            raise ParseError(_("pick the channel from Slack's autocomplete ({word} came through "
+                               "as text), or leave it out for this channel.").format(
+                                 word=word[:40]), token=word)
         else:
-            raise ParseError(f"unexpected {word[:40]}. {USAGE}", token=word)
+            raise ParseError(_("unexpected {word}. {usage}").format(word=word[:40],
+                                                                     usage=_(USAGE)), token=word)
     if frequency is None:
-        raise ParseError(f"daily or weekly? {USAGE}")
+        raise ParseError(_("daily or weekly? {usage}").format(usage=_(USAGE)))
     return Subscription(team=team, channel=target, frequency=frequency, weekday=weekday, at=at,
                         tz=tz, created_by=user, created_at=now)
 
@@ -146,6 +153,8 @@ class Digests:
         """Post every digest whose latest slot has passed and is not yet posted."""
         posted = []
         for team in sorted(await self.redis.smembers(keys.digest_teams())):
+            lang = await self.redis.hget(keys.language(team), "workspace") or "en"
+            set_language(lang)  # a digest speaks the workspace's language (/gpusize lang)
             for sub in await self.subscriptions(team):
                 slot, period = latest_slot(sub, now)
                 if slot < sub.created_at:
@@ -196,15 +205,19 @@ class Digests:
         stale = sorted((r for r in best.values() if (today - r.quoted).days > STALE_DAYS),
                        key=lambda r: r.quoted)
         if stale:
-            sections.append(f"*Stale* ({len(stale)} current prices older than {STALE_DAYS} days: "
-                            "ask vendors for fresh quotes)\n" + "\n".join(
-                                f"• {r.item} {r.kind}: {r.quoted}" for r in stale[:10])
-                            + (f"\n… and {len(stale) - 10} more" if len(stale) > 10 else ""))
+            sections.append(_("*Stale* ({count} current prices older than {days} days: ask "
+                              "vendors for fresh quotes)").format(count=len(stale), days=STALE_DAYS)
+                            + "\n" + "\n".join(f"• {r.item} {r.kind}: {r.quoted}"
+                                               for r in stale[:10])
+                            + ("\n" + _("… and {count} more").format(count=len(stale) - 10)
+                               if len(stale) > 10 else ""))
         failures = {u: s for u, s in (await self.prices.feed_status()).items() if not s["ok"]}
         if failures:
-            sections.append("*Feeds that failed* (their previous prices are kept)\n" + "\n".join(
+            sections.append(_("*Feeds that failed* (their previous prices are kept)") + "\n"
+                            + "\n".join(
                 f"• {url[:120]}: {s['error']} ({s['at']})" for url, s in list(failures.items())[:10]))
-        title = f"GPU price digest{' (late)' if late else ''}{f' · {period}' if period else ''}"
+        title = (_("GPU price digest") + (_(" (late)") if late else "")
+                 + (f" · {period}" if period else ""))
         return sections, title
 
     async def _snapshot(self, sub: Subscription, records: list[PriceRecord]) -> None:
@@ -233,15 +246,16 @@ def _movers(best: dict[tuple[str, str], PriceRecord], previous: dict[str, Any]) 
         pct = (_mid(rec) - before["amount"]) / before["amount"]
         moves.append((abs(pct), pct, item, kind, before["amount"], rec))
     if not moves:
-        return "*Price changes since the last digest*\nNo price changed."
+        return _("*Price changes since the last digest*") + "\n" + _("No price changed.")
     moves.sort(reverse=True)
-    lines = [f"*Price changes since the last digest* ({len(moves)}, biggest first)"]
+    lines = [_("*Price changes since the last digest*") + " "
+             + _("({count}, biggest first)").format(count=len(moves))]
     for _size, pct, item, kind, old, rec in moves[:MOVERS_SHOWN]:
-        arrow = "▲ up" if pct > 0 else "▼ down"
+        arrow = _("▲ up") if pct > 0 else _("▼ down")
         lines.append(f"• {item} {kind.replace('_', ' ')}: {_fmt(old)} → {_fmt(_mid(rec))} "
                      f"{rec.currency} ({arrow} {abs(pct):.1%}) · {rec.source[:60]}")
     if len(moves) > MOVERS_SHOWN:
-        lines.append(f"… and {len(moves) - MOVERS_SHOWN} smaller changes")
+        lines.append(_("… and {count} smaller changes").format(count=len(moves) - MOVERS_SHOWN))
     return "\n".join(lines)
 
 
@@ -250,7 +264,7 @@ def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
     from engine.prices import price_book
 
     book = price_book().with_prices(tuple(r.to_price() for r in records))
-    lines = ["*The cards this workspace asks about*"]
+    lines = [_("*The cards this workspace asks about*")]
     for name in cards[:6]:
         gpu = catalog.gpus().get(name)
         if gpu is None:
@@ -260,9 +274,14 @@ def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
         count = 8 if gpu.form_factor in ("sxm", "oam") else 1
         pc = plan_cost(book, gpu, count, CostInputs(today=today))
         parts = [gpu.display]
-        parts.append(f"rent {_fmt(_mid(rent))} {rent.currency}/GPU-h" if rent else "no rent price")
-        parts.append(f"buy {_fmt(_mid(buy))} {buy.currency}/card" if buy else "no card price")
+        parts.append(_("rent {amount} {currency}/GPU-h").format(amount=_fmt(_mid(rent)),
+                                                                currency=rent.currency)
+                     if rent else _("no rent price"))
+        parts.append(_("buy {amount} {currency}/card").format(amount=_fmt(_mid(buy)),
+                                                              currency=buy.currency)
+                     if buy else _("no card price"))
         if pc.break_even_hours is not None:
-            parts.append(f"buying {count} pays off above {pc.break_even_hours:.0f} h/month")
+            parts.append(_("buying {count} pays off above {hours:.0f} h/month").format(
+                count=count, hours=pc.break_even_hours))
         lines.append("• " + " · ".join(parts))
     return "\n".join(lines)

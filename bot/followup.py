@@ -11,6 +11,7 @@ import re
 
 from engine import catalog
 from engine.parse import METHODS, Fields, ParseError, parse_fields
+from engine.zh_input import to_grammar
 
 # "budget 300k", "context of 8k", "20 users", "8 gpus", "rank 32" -> key=value
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -33,7 +34,7 @@ TOKEN = re.compile(r"[^\s,;!?()]+")
 def parse_followup(text: str) -> Fields | None:
     """Fields a thread message asks to change, or None when it asks nothing of the bot."""
     text = re.sub(r"<@[A-Z0-9]+>", " ", text)  # drop mentions of the bot
-    low = text.lower().strip()
+    low = to_grammar(text).lower().strip()  # Chinese phrasings and full-width characters too
     if not low:
         return None
     pieces: list[str] = []

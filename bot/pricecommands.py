@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 from bot.pricestore import PriceRecord, PriceStore, new_id, newest
 from bot.render import user_ref
 from engine import catalog
+from engine.i18n import N_, _
 from engine.parse import ParseError, parse_money
 from engine.prices import STALE_DAYS
 
@@ -18,10 +19,11 @@ KINDS = {"buy": "buy_card", "purchase": "buy_card", "buy-card": "buy_card",
          "buy-server": "buy_server", "server": "buy_server",
          "rent": "rent_card_hour", "rent-hour": "rent_card_hour", "hourly": "rent_card_hour",
          "rent-month": "rent_server_month", "monthly": "rent_server_month"}
-KIND_TEXT = {"buy_card": "buy per card", "buy_server": "buy per server",
-             "rent_card_hour": "rent per GPU-hour", "rent_server_month": "rent per server-month"}
+KIND_TEXT = {"buy_card": N_("buy per card"), "buy_server": N_("buy per server"),
+             "rent_card_hour": N_("rent per GPU-hour"),
+             "rent_server_month": N_("rent per server-month")}
 SUBCOMMANDS = ("price", "prices", "quote", "quotes")
-QUOTE_USAGE = ('`/gpusize quote CARD buy|rent|buy-server|rent-month AMOUNT vendor="Name"` '
+QUOTE_USAGE = N_('`/gpusize quote CARD buy|rent|buy-server|rent-month AMOUNT vendor="Name"` '
                '(e.g. `/gpusize quote H100 buy 230k vendor="Chengdu IDC A"`, '
                '`/gpusize quote 8xa800 buy-server 1.2M vendor="X"`, `/gpusize quote 4090 rent 2.5`)')
 
@@ -35,7 +37,8 @@ def _words(text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as err:
-        raise ParseError(f"cannot read the quote ({err}): check the quotes.") from None
+        raise ParseError(_("cannot read the quote ({error}): check the quotes.").format(
+            error=err)) from None
 
 
 def item_for(word: str) -> str:
@@ -45,7 +48,8 @@ def item_for(word: str) -> str:
     gpu = catalog.find_gpu(card_text)
     if gpu is None:
         near = catalog.closest_gpus(card_text, n=1)
-        raise ParseError(f"unknown card {word[:40]}; known cards: {', '.join(catalog.gpus())}.",
+        raise ParseError(_("unknown card {word}; known cards: {cards}.").format(
+                             word=word[:40], cards=", ".join(catalog.gpus())),
                          token=word, suggestion=near[0] if near else None)
     return f"server:{int(m.group(1))}x{gpu.name}" if m else gpu.name
 
@@ -53,35 +57,41 @@ def item_for(word: str) -> str:
 def parse_quote(text: str, *, team_user: str, today: date) -> PriceRecord:
     words = _words(text)[1:]  # drop "quote"
     if len(words) < 3:
-        raise ParseError(f"a quote needs a card, a kind and an amount: {QUOTE_USAGE}")
+        raise ParseError(_("a quote needs a card, a kind and an amount: {usage}").format(
+            usage=_(QUOTE_USAGE)))
     card, kind_word, amount_word, *rest = words
     item = item_for(card)
     kind = KINDS.get(kind_word.lower())
     if kind is None:
-        raise ParseError(f"quote kind {kind_word[:20]} is not one of buy, rent, buy-server, "
-                         f"rent-month. {QUOTE_USAGE}", token=kind_word)
+        raise ParseError(_("quote kind {word} is not one of buy, rent, buy-server, rent-month. "
+                           "{usage}").format(word=kind_word[:20], usage=_(QUOTE_USAGE)),
+                         token=kind_word)
     if kind in ("buy_server", "rent_server_month") and not item.startswith("server:"):
         item = f"server:1x{item}"
     if kind in ("buy_card", "rent_card_hour") and item.startswith("server:"):
-        raise ParseError(f"{card} is a server: use buy-server or rent-month for it.", token=card)
+        raise ParseError(_("{card} is a server: use buy-server or rent-month for it.").format(
+            card=card), token=card)
     money = parse_money("amount", amount_word.lower())
     options: dict[str, str] = {}
     for word in rest:
         key, sep, value = word.partition("=")
         if not sep or key.lower() not in ("vendor", "date", "currency", "note"):
-            raise ParseError(f"unexpected {word[:40]} in a quote: {QUOTE_USAGE}", token=word)
+            raise ParseError(_("unexpected {word} in a quote: {usage}").format(
+                word=word[:40], usage=_(QUOTE_USAGE)), token=word)
         options[key.lower()] = value.strip()
     currency = (money.currency or options.get("currency", "CNY")).upper()
     if currency == "RMB":
         currency = "CNY"
     if currency not in ("CNY", "USD"):
-        raise ParseError(f"currency {currency[:10]} is not CNY or USD.", token=currency)
+        raise ParseError(_("currency {currency} is not CNY or USD.").format(
+            currency=currency[:10]), token=currency)
     quoted = today
     if "date" in options:
         try:
             quoted = date.fromisoformat(options["date"])
         except ValueError:
-            raise ParseError(f"date={options['date'][:20]} is not YYYY-MM-DD.") from None
+            raise ParseError(_("date={date} is not YYYY-MM-DD.").format(
+                date=options["date"][:20])) from None
     gpus = int(item.split(":")[1].split("x")[0]) if item.startswith("server:") else 1
     return PriceRecord(id=new_id("q"), item=item, kind=kind, gpus=gpus, low=money.amount,
                        high=money.amount, currency=currency,
@@ -100,13 +110,14 @@ def _amount(rec: PriceRecord) -> str:
 
 def _age(rec: PriceRecord, today: date) -> str:
     days = (today - rec.quoted).days
-    stale = " *stale*" if days > STALE_DAYS else ""
-    return f"{days} d old{stale}"
+    stale = " " + _("*stale*") if days > STALE_DAYS else ""
+    return _("{days} d old").format(days=days) + stale
 
 
 def _origin(rec: PriceRecord) -> str:
     if rec.origin == "quote":
-        return f"quote from {rec.vendor or 'a vendor'} by {user_ref(rec.entered_by)} (id `{rec.id}`)"
+        return _("quote from {vendor} by {user} (id `{id}`)").format(
+            vendor=rec.vendor or _("a vendor"), user=user_ref(rec.entered_by), id=rec.id)
     return rec.source[:120]
 
 
@@ -118,10 +129,10 @@ def current_prices(records: list[PriceRecord], today: date) -> list[str]:
         rows = sorted((r for (item, k), r in best.items() if k == kind), key=lambda r: r.low)
         if not rows:
             continue
-        lines = [f"*{title}*"] + [f"• {r.item}: {_amount(r)} · {_age(r, today)} · {_origin(r)}"
+        lines = [f"*{_(title)}*"] + [f"• {r.item}: {_amount(r)} · {_age(r, today)} · {_origin(r)}"
                                   for r in rows]
         sections.append("\n".join(lines))
-    return sections or ["No prices recorded yet."]
+    return sections or [_("No prices recorded yet.")]
 
 
 def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
@@ -129,12 +140,12 @@ def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
     rows = sorted((r for r in records if r.item == card or r.item.endswith("x" + card)),
                   key=lambda r: (r.quoted, r.recorded_at), reverse=True)
     if not rows:
-        return [f"No prices recorded for {card}."]
-    lines = [f"*Price history of {card}* (newest first)"]
-    lines += [f"• {r.quoted} · {KIND_TEXT[r.kind]} · {r.item} · {_amount(r)} · {_age(r, today)} "
+        return [_("No prices recorded for {card}.").format(card=card)]
+    lines = [_("*Price history of {card}* (newest first)").format(card=card)]
+    lines += [f"• {r.quoted} · {_(KIND_TEXT[r.kind])} · {r.item} · {_amount(r)} · {_age(r, today)} "
               f"· {_origin(r)}" for r in rows[:60]]
     if len(rows) > 60:
-        lines.append(f"… and {len(rows) - 60} older")
+        lines.append(_("… and {count} older").format(count=len(rows) - 60))
     return ["\n".join(lines)]
 
 
@@ -151,21 +162,23 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
     if len(words) == 1 or words[1].lower() == "list":
         mine = sorted(await store.records(team), key=lambda r: r.quoted, reverse=True)
         if not mine:
-            return [f"No quotes in this workspace yet. {QUOTE_USAGE}"]
-        return ["*This workspace's quotes*\n" + "\n".join(
-            f"• `{r.id}` {r.item} {KIND_TEXT[r.kind]} {_amount(r)} · {r.quoted} · "
-            f"{r.vendor or 'unnamed vendor'} · {user_ref(r.entered_by)}" for r in mine[:80])]
+            return [_("No quotes in this workspace yet. {usage}").format(usage=_(QUOTE_USAGE))]
+        return [_("*This workspace's quotes*") + "\n" + "\n".join(
+            f"• `{r.id}` {r.item} {_(KIND_TEXT[r.kind])} {_amount(r)} · {r.quoted} · "
+            f"{r.vendor or _('unnamed vendor')} · {user_ref(r.entered_by)}" for r in mine[:80])]
     if words[1].lower() in ("remove", "delete", "rm"):
         if len(words) < 3:
-            raise ParseError("which quote? `/gpusize quote remove ID` (ids: `/gpusize quote list`)")
+            raise ParseError(_("which quote? `/gpusize quote remove ID` (ids: `/gpusize quote "
+                               "list`)"))
         outcome = await store.remove(team, words[2], user=user, is_admin=is_admin)
-        return [{"removed": f"Removed quote `{words[2]}`.",
-                 "missing": f"No quote `{words[2][:40]}` in this workspace.",
-                 "forbidden": "Only the person who added a quote, or a workspace admin, can "
-                              "remove it."}[outcome]]
+        return [{"removed": _("Removed quote `{id}`.").format(id=words[2]),
+                 "missing": _("No quote `{id}` in this workspace.").format(id=words[2][:40]),
+                 "forbidden": _("Only the person who added a quote, or a workspace admin, can "
+                                "remove it.")}[outcome]]
     record = parse_quote(text, team_user=user, today=today)
     await store.add(team, [record])
-    return [f"Recorded quote `{record.id}`: {record.item} {KIND_TEXT[record.kind]} "
-            f"{_amount(record)} from {record.vendor or 'an unnamed vendor'}, dated "
-            f"{record.quoted}. This workspace's answers use it from now on (newest price per "
-            "card wins); `/gpusize quote remove " + record.id + "` takes it back."]
+    return [_("Recorded quote `{id}`: {item} {kind} {amount} from {vendor}, dated {date}. This "
+              "workspace's answers use it from now on (newest price per card wins); `/gpusize "
+              "quote remove {id}` takes it back.").format(
+        id=record.id, item=record.item, kind=_(KIND_TEXT[record.kind]), amount=_amount(record),
+        vendor=record.vendor or _("an unnamed vendor"), date=record.quoted)]

@@ -15,6 +15,8 @@ from typing import Any
 
 import jinja2
 
+from engine.i18n import _
+
 _HERE = Path(__file__).resolve().parent
 TEMPLATE_DIRS = (_HERE.parent / "templates", _HERE / "_templates")
 
@@ -77,6 +79,9 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
     )
+    env.add_extension("jinja2.ext.i18n")
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext=_, ngettext=lambda one, many, n: _(one) if n == 1 else _(many), newstyle=True)
     env.filters["mrkdwn"] = mrkdwn
     env.filters["trunc"] = truncate
     env.filters["plain"] = plain

@@ -101,7 +101,7 @@ def rent_per_gpu_hour(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str
     hourly = _price(book, gpu.name, "rent_card_hour", currency)
     if hourly is not None:
         return book.convert(hourly.mid, hourly.currency, currency), [hourly]
-    _, per = server_layout(gpu, gpus)
+    _servers, per = server_layout(gpu, gpus)
     for size in sorted({per, 1, 8}):
         monthly = _price(book, f"server:{size}x{gpu.name}", "rent_server_month", currency)
         if monthly is not None:

@@ -12,6 +12,7 @@ import re
 
 from engine import catalog
 from engine.architecture import ModelSpec, tensors, total_params
+from engine.i18n import _
 
 # Released Llama-architecture models whose widths serve as templates, smallest first.
 TEMPLATES = ("qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "llama-2-13b",
@@ -64,12 +65,16 @@ def template_spec(text: str) -> tuple[ModelSpec, str]:
 
 
 def _note(spec: ModelSpec, base: ModelSpec) -> str:
-    kind = f"{spec.experts} experts, top-{spec.active_experts}, " if spec.is_moe else ""
-    return (f"{spec.name} is a size, not a model: shapes from the family template {base.name} "
-            f"(hidden {spec.hidden}, {spec.heads} heads, {spec.kv_heads} KV heads, "
-            f"intermediate {spec.intermediate or spec.moe_intermediate}, vocab {spec.vocab}) with "
-            f"{kind}{spec.layers} layers = {total_params(spec) / 1e9:.2f}B parameters. "
-            "Name a catalog model for exact shapes.")
+    kind = (_("{experts} experts, top-{active}, ").format(experts=spec.experts,
+                                                           active=spec.active_experts)
+            if spec.is_moe else "")
+    return _("{name} is a size, not a model: shapes from the family template {base} (hidden "
+             "{hidden}, {heads} heads, {kv} KV heads, intermediate {inter}, vocab {vocab}) with "
+             "{kind}{layers} layers = {params:.2f}B parameters. Name a catalog model for exact "
+             "shapes.").format(name=spec.name, base=base.name, hidden=spec.hidden,
+                               heads=spec.heads, kv=spec.kv_heads,
+                               inter=spec.intermediate or spec.moe_intermediate, vocab=spec.vocab,
+                               kind=kind, layers=spec.layers, params=total_params(spec) / 1e9)
 
 
 def _layer_total(spec: ModelSpec) -> int:

@@ -53,7 +53,7 @@ class ParseError(ValueError):
         self.suggestion = suggestion
         line = message
         if suggestion:
-            line += " " + _("Did you mean {suggestion}?").format(suggestion=suggestion)
+            line += _(" Did you mean {suggestion}?").format(suggestion=suggestion)
         super().__init__(line)
 
 

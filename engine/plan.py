@@ -398,11 +398,13 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
     for gpu in cards:
         found = best_for_card(spec, req, gpu, counts)
         if found is None:
-            misses.append(f"{gpu.name}: no valid sharding for gpus={req.gpus}")
+            misses.append(_("{card}: no valid sharding for gpus={gpus}").format(
+                card=gpu.name, gpus=req.gpus))
             continue
         n, s, fits = found
         if not fits and not req.gpu:
-            misses.append(f"{gpu.display}: does not fit in {counts[-1]} cards")
+            misses.append(_("{card}: does not fit in {count} cards").format(
+                card=gpu.display, count=counts[-1]))
             continue
         options = [_plan(spec, req, gpu, n, s, today, book)]
         if fits and req.goal == "time" and not req.gpus:

@@ -258,9 +258,11 @@ def cost_summary(c: Cost) -> list[str]:
     return lines
 
 
-def speed_summary(plan: Plan) -> str:
+def speed_summary(plan: Plan, *, per_user: bool = True) -> str:
     sp = plan.speed
     if sp.decode_tokens_per_s:
+        if not per_user:
+            return f"{sp.decode_tokens_per_s:,.0f} tok/s"
         return _("{rate:,.0f} tok/s per user").format(rate=sp.decode_tokens_per_s)
     if sp.train_hours is not None:
         return f"{sp.train_hours:,.0f} h"

@@ -62,6 +62,9 @@ def to_grammar(text: str) -> str:
         "微调", " ")
     for word in FILLER:
         text = text.replace(word, " ")
+    # words the rules above did not know stay, but apart from ASCII ones (换成QLoRA -> 换成 QLoRA)
+    text = re.sub(r"([\u3400-\u9fff])([A-Za-z0-9])", r"\1 \2", text)
+    text = re.sub(r"([A-Za-z0-9])([\u3400-\u9fff])", r"\1 \2", text)
     return " ".join(text.split())
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from engine.answer import Answer, Plan
 from engine.i18n import N_, _
 
@@ -67,25 +69,37 @@ def _money(amount: float | None, currency: str) -> str:
     return money(amount, currency)
 
 
-def speed_summary(plan: Plan) -> str:
+def speed_summary(plan: Plan, *, per_user: bool = True) -> str:
     from engine.recommend import speed_summary as summary
 
-    return summary(plan)
+    return summary(plan, per_user=per_user)
+
+
+def _width(text: str) -> int:
+    """Columns a string takes in a terminal: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def _cell(text: str, width: int, *, right: bool = False) -> str:
+    pad = " " * max(0, width - _width(text))
+    return pad + text if right else text + pad
 
 
 def table(plans: list[Plan]) -> list[str]:
     cur = next((p.cost.currency for p in plans if p.cost), "")
-    lines = [f"  {_('card'):<24} {_('GPUs'):>4}  {_('per GPU'):>9} {_('of'):>7}  {_('buy'):>10} "
-             f"{_('rent/mo'):>10} {_('speed'):>12}  {_('sharding')}"]
+    widths = (24, 4, 9, 7, 10, 10, 12)
+    header = (_("card"), _("GPUs"), _("per GPU"), _("of"), _("buy"), _("rent/mo"), _("speed"))
+    lines = ["  " + " ".join(_cell(h, w, right=i > 0) for i, (h, w) in enumerate(
+        zip(header, widths, strict=True))) + "  " + _("sharding")]
     for p in plans:
         m, c = p.memory, p.cost
-        buy = _money(c.buy.capex, cur) if c else "-"
-        rent = _money(c.rent.monthly, cur) if c else "-"
-        speed = speed_summary(p).replace(" per user", "")
+        buy = (_money(c.buy.capex, cur) if c else "-").replace(" " + cur, "")
+        rent = (_money(c.rent.monthly, cur) if c else "-").replace(" " + cur, "")
         fit = "" if m.fits else _(" (no fit)")
-        lines.append(f"  {p.gpu_display:<24} {p.gpus:>4}  {gib(m.total + m.headroom):>9} "
-                     f"{m.capacity / GIB:>5.0f}Gi  {buy.replace(' ' + cur, ''):>10} "
-                     f"{rent.replace(' ' + cur, ''):>10} {speed:>12}  {p.strategy}{fit}")
+        cells = (p.gpu_display, str(p.gpus), gib(m.total + m.headroom),
+                 f"{m.capacity / GIB:.0f}Gi", buy, rent, speed_summary(p, per_user=False))
+        lines.append("  " + " ".join(_cell(v, w, right=i > 0) for i, (v, w) in enumerate(
+            zip(cells, widths, strict=True))) + f"  {p.strategy}{fit}")
     return lines
 
 

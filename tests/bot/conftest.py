@@ -180,7 +180,10 @@ def _stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
             if stub.delay_s and method != "auth.test":
                 time.sleep(stub.delay_s)
             with stub.lock:
-                failure = stub.fail_next.pop(0) if stub.fail_next and method != "auth.test" else None
+                # failures are for chat.postMessage unless an entry names another method
+                failure = None
+                if stub.fail_next and stub.fail_next[0].get("method", "chat.postMessage") == method:
+                    failure = stub.fail_next.pop(0)
             reply: dict[str, Any] = {"ok": True}
             status = 200
             if failure:
@@ -211,6 +214,9 @@ def _stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
             elif method == "files.info":
                 reply |= {"file": {"id": body.get("file")}}
             self._reply(status, reply)
+
+        def do_GET(self) -> None:
+            self.do_POST()
 
         def _reply(self, status: int, reply: dict[str, Any]) -> None:
             data = json.dumps(reply).encode()

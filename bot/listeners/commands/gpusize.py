@@ -112,20 +112,20 @@ async def digest_command(digests: Digests, command: dict[str, Any], text: str) -
     if action == "subscribe":
         sub = parse_subscribe(words[1:], team=team, channel=channel, user=user, now=now)
         await digests.subscribe(sub)
-        return [f"Subscribed: a GPU price digest {sub.describe()}. The first one comes at the "
-                "next slot; `/gpusize digest preview` shows what it will say."]
+        return [_("Subscribed: a GPU price digest {when}. The first one comes at the next slot; "
+                  "`/gpusize digest preview` shows what it will say.").format(when=sub.describe())]
     if action == "unsubscribe":
         target = channel
         for word in words[1:]:
             if word.startswith("<#"):
                 target = word[2:].split("|")[0].rstrip(">")
         removed = await digests.unsubscribe(team, target)
-        return ["Unsubscribed." if removed
-                else f"No digest subscription for {channel_ref(target)}."]
+        return [_("Unsubscribed.") if removed
+                else _("No digest subscription for {channel}.").format(channel=channel_ref(target))]
     if action == "preview":
         sections, title = await digests.compose(team, channel, now=now)
-        return [f"*{title} (preview)*", *sections]
+        return [f"*{title}* " + _("(preview)"), *sections]
     if action == "list":
         subs = await digests.subscriptions(team)
-        return ["\n".join(f"• {s.describe()}" for s in subs) or "No digest subscriptions."]
-    return [DIGEST_USAGE]
+        return ["\n".join(f"• {s.describe()}" for s in subs) or _("No digest subscriptions.")]
+    return [_(DIGEST_USAGE)]
