@@ -6,6 +6,7 @@ store and the Slack Web API, and nothing here knows about HTTP or signatures.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
@@ -121,17 +122,20 @@ class Dialog:
     async def language_for(self, team: str, user: str) -> str:
         """The person's language: their /gpusize lang choice, else the workspace's, else their
         Slack locale (users.info, cached a day), else English."""
-        with contextlib.suppress(RedisError, OSError):
-            prefs = await self.store.redis.hgetall(keys.language(team))
+        # runs before a command's ack: every outside call is capped well under Slack's 3 s
+        with contextlib.suppress(RedisError, OSError, TimeoutError):
+            prefs = await asyncio.wait_for(self.store.redis.hgetall(keys.language(team)), 0.5)
             for key in (f"user:{user}", "workspace"):
                 if prefs.get(key) in LANGUAGES:
                     return prefs[key]
-            cached = await self.store.redis.get(keys.user_locale(team, user))
+            cached = await asyncio.wait_for(
+                self.store.redis.get(keys.user_locale(team, user)), 0.5)
             if cached in LANGUAGES:
                 return cached
         lang = "en"
         with contextlib.suppress(Exception):
-            info = await self.client.users_info(user=user, include_locale=True)
+            info = await asyncio.wait_for(self.client.users_info(user=user, include_locale=True),
+                                          1.0)
             lang = from_locale((info.get("user") or {}).get("locale"))
         with contextlib.suppress(RedisError, OSError):
             await self.store.redis.set(keys.user_locale(team, user), lang, ex=86400)
