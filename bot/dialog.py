@@ -33,6 +33,7 @@ from engine.resolve import HubLookup, resolve_model
 
 log = logging.getLogger("gpusize.bot")
 Respond = Callable[..., Awaitable[Any]]
+FIRST_POST_GRACE_S = 0.5
 NOT_IN_CHANNEL = ("not_in_channel", "channel_not_found", "is_archived")
 INVITE = N_("I am not in this channel, so the answer is only for you. Invite me with "
             "`/invite @gpusize` and ask again to start a thread the team can follow.")
@@ -295,6 +296,11 @@ class Dialog:
         """Apply a change to the thread's request and answer again. False: not our thread or
         nothing the bot understood (people talk in threads too)."""
         conv = await self.store.get(team, channel, thread_ts)
+        if conv is None:
+            # the bot stores a thread right after posting its first message: a reply typed in
+            # that instant gets one more look before it is taken for someone else's thread
+            await asyncio.sleep(FIRST_POST_GRACE_S)
+            conv = await self.store.get(team, channel, thread_ts)
         if conv is None:
             return False
         if inputs is None:
