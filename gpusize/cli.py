@@ -8,13 +8,14 @@ Slack, Redis and matplotlib (but for --chart) stay off this path (the CLI must s
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.answer import Answer
 
-USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE]
+USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE] [--lang zh|en]
        gpusize serve [--socket]     the Slack bot (see README "Install in your workspace")
        gpusize digest run [--now=ISO-TIME]     post the price digests that are due
        gpusize prices import FILE | export     the price history in Redis
@@ -33,7 +34,9 @@ examples:
   gpusize 70B full-finetune gpu=h800 gpus=8 zero=3 --json
 
 --json prints the answer as a JSON document (schema in README.md).
---chart FILE also draws the memory per GPU of the top options as a PNG image in FILE."""
+--chart FILE also draws the memory per GPU of the top options as a PNG image in FILE.
+--lang zh|en answers in Chinese or English (default: from LANG / LC_ALL).
+Chinese input works too: gpusize 13B 全参微调 预算15万"""
 
 
 def _version() -> str:
@@ -46,6 +49,14 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `gpusize ... | head`: the reader left; that is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(USAGE)
