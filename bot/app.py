@@ -24,6 +24,7 @@ from bot.digest import Digests
 from bot.pricestore import PriceStore
 from bot.settings import Settings
 from bot.store import ConversationStore
+from engine import hub
 
 log = logging.getLogger("gpusize.bot")
 
@@ -49,16 +50,10 @@ def redis_client(settings: Settings) -> Redis:
     return Redis(connection_pool=pool)
 
 
-def hub_lookup(repo_id: str) -> Any:
-    from engine.hub import lookup
-
-    return lookup(repo_id)
-
-
 def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> AsyncApp:
     store = ConversationStore(redis, ttl_seconds=int(settings.conversation_ttl_days * 86400))
     prices = PriceStore(redis)
-    dialog = Dialog(client, store, prices, hub=hub_lookup)
+    dialog = Dialog(client, store, prices, hub=hub.lookup)
     digests = Digests(redis, client, prices)
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
                    client=client, process_before_response=False)

@@ -10,6 +10,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from bot import render, views
+from engine import hub
 from engine.answer import Answer
 from engine.i18n import language
 from engine.parse import Fields, build_request
@@ -20,15 +21,9 @@ from engine.resolve import resolve_model
 _executor: Executor | None = None
 
 
-def hub_lookup(repo_id: str) -> Any:
-    from engine.hub import lookup
-
-    return lookup(repo_id)
-
-
 def answer(fields: Fields, book: PriceBook | None = None) -> Answer:
     req = build_request(fields)
-    spec, notes = resolve_model(req.model, hub=hub_lookup)
+    spec, notes = resolve_model(req.model, hub=hub.lookup)
     return estimate(spec, req, model_notes=notes, book=book)
 
 

@@ -96,12 +96,7 @@ def score(plan: Plan, req: Request) -> tuple[float, float]:
     return (cost, slowness) if req.goal == "cost" else (slowness, cost)
 
 
-def _money(amount: float | None, currency: str) -> str:
-    return i18n.money(amount, currency)
-
-
-def money(amount: float | None, currency: str) -> str:
-    return i18n.money(amount, currency)
+money = i18n.money
 
 
 def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
@@ -115,11 +110,11 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
                                                capacity=m.capacity / 1024**3, free=free))
     if c is not None and c.mode == "buy":
         parts.append(_("buying costs {capex} up front and {monthly}/month with power and "
-                       "operations").format(capex=_money(c.buy.capex, c.currency),
-                                            monthly=_money(c.buy.monthly_total, c.currency)))
+                       "operations").format(capex=money(c.buy.capex, c.currency),
+                                            monthly=money(c.buy.monthly_total, c.currency)))
     elif c is not None and c.mode == "rent":
         parts.append(_("renting costs {monthly}/month at {hours:g} h").format(
-            monthly=_money(c.rent.monthly, c.currency), hours=c.hours_per_month))
+            monthly=money(c.rent.monthly, c.currency), hours=c.hours_per_month))
     if c is not None and c.break_even_hours_per_month is not None:
         side = _("buy") if c.hours_per_month > c.break_even_hours_per_month else _("rent")
         parts.append(_("buying pays off above {hours:.0f} h/month of use (you said {use:g} h: "
@@ -140,7 +135,7 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
         diff = runner_up.cost.horizon_total - c.horizon_total
         text = (_("{amount} less over {months} months than the next option ({other})") if diff >= 0
                 else _("{amount} more over {months} months than the next option ({other})"))
-        parts.append(text.format(amount=_money(abs(diff), c.currency), months=req.months,
+        parts.append(text.format(amount=money(abs(diff), c.currency), months=req.months,
                                  other=f"{runner_up.gpus} x {runner_up.gpu_display}"))
     goal = _("cheapest over the horizon") if req.goal == "cost" else _("fastest")
     return _("Recommended ({goal}): ").format(goal=goal) + _("; ").join(parts) + _(".")
@@ -212,7 +207,7 @@ def trial(plan: Plan, req: Request) -> Trial | None:
                  note=_("rent {n} x {card} for one epoch ({epoch}): about {hours:,.1f} h, "
                         "{cost}; measure throughput and stability before buying (the seeds' "
                         "step 5)").format(n=plan.gpus, card=plan.gpu_display, epoch=epoch,
-                                           hours=hours, cost=_money(rent, currency)))
+                                           hours=hours, cost=money(rent, currency)))
 
 
 def over_budget(plans: list[Plan], req: Request, book: PriceBook) -> str:
@@ -228,14 +223,14 @@ def over_budget(plans: list[Plan], req: Request, book: PriceBook) -> str:
     c = cheapest.cost
     return _("the cheapest plan that fits is {n} x {card}: {buy} to buy or {rent}/month to rent, "
              "against a budget of {budget}.").format(
-        n=cheapest.gpus, card=cheapest.gpu_display, buy=_money(c.buy.capex, currency),
-        rent=_money(c.rent.monthly, currency), budget=_money(budget, currency))
+        n=cheapest.gpus, card=cheapest.gpu_display, buy=money(c.buy.capex, currency),
+        rent=money(c.rent.monthly, currency), budget=money(budget, currency))
 
 
 def cost_summary(c: Cost) -> list[str]:
     """One line per cost fact, shared by the terminal and Slack renderings."""
     lines = []
-    m = lambda amount: _money(amount, c.currency)  # noqa: E731
+    m = lambda amount: money(amount, c.currency)  # noqa: E731
     if c.buy.capex is not None:
         lines.append(_("buy {capex} up front, then {monthly}/month (depreciation {dep}, power "
                        "{power}, operations {ops})").format(

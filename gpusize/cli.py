@@ -130,11 +130,12 @@ def serve(args: list[str]) -> int:
 
 
 def answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
-    from engine import ParseError, UnknownModel
+    from engine import ParseError, UnknownModel, hub
     from engine import answer as engine_answer
 
     try:
-        result = engine_answer(text, hub=hub_lookup)
+        # engine.hub imports huggingface_hub only when a repo id outside the catalog is asked for
+        result = engine_answer(text, hub=hub.lookup)
     except (ParseError, UnknownModel) as err:
         print(f"gpusize: {err}", file=sys.stderr)
         return 2
@@ -172,11 +173,7 @@ def write_chart(result: Answer, path: str) -> bool:
     return True
 
 
-def hub_lookup(repo_id: str):
-    """Imports huggingface_hub only when a repo id outside the catalog is asked for."""
-    from engine.hub import lookup
 
-    return lookup(repo_id)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ from __future__ import annotations
 import unicodedata
 
 from engine.answer import Answer, Plan
-from engine.i18n import N_, _
+from engine.i18n import N_, _, money
+from engine.recommend import cost_summary, speed_summary
 
 GIB = 1024**3
 BAR = 32
@@ -63,18 +64,6 @@ def breakdown(plan: Plan) -> list[str]:
     return lines
 
 
-def _money(amount: float | None, currency: str) -> str:
-    from engine.recommend import money
-
-    return money(amount, currency)
-
-
-def speed_summary(plan: Plan, *, per_user: bool = True) -> str:
-    from engine.recommend import speed_summary as summary
-
-    return summary(plan, per_user=per_user)
-
-
 def _width(text: str) -> int:
     """Columns a string takes in a terminal: CJK characters take two."""
     return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
@@ -93,8 +82,8 @@ def table(plans: list[Plan]) -> list[str]:
         zip(header, widths, strict=True))) + "  " + _("sharding")]
     for p in plans:
         m, c = p.memory, p.cost
-        buy = (_money(c.buy.capex, cur) if c else "-").replace(" " + cur, "")
-        rent = (_money(c.rent.monthly, cur) if c else "-").replace(" " + cur, "")
+        buy = (money(c.buy.capex, cur) if c else "-").replace(" " + cur, "")
+        rent = (money(c.rent.monthly, cur) if c else "-").replace(" " + cur, "")
         fit = "" if m.fits else _(" (no fit)")
         cells = (p.gpu_display, str(p.gpus), gib(m.total + m.headroom),
                  f"{m.capacity / GIB:.0f}Gi", buy, rent, speed_summary(p, per_user=False))
@@ -104,8 +93,6 @@ def table(plans: list[Plan]) -> list[str]:
 
 
 def cost_lines(plan: Plan) -> list[str]:
-    from engine.recommend import cost_summary
-
     c = plan.cost
     if c is None:
         return []

@@ -41,17 +41,17 @@ async def _first_press(dialog: Dialog, body: dict[str, Any]) -> bool:
 def _guarded(dialog: Dialog, work: Callable[[dict[str, Any]], Awaitable[None]]) -> Handler:
     async def listener(ack: Any, body: dict[str, Any]) -> None:
         await ack()
-        team, _channel, _thread, _message, user = _where(body)
+        team, channel, thread_ts, _message, user = _where(body)
         set_language(await dialog.language_for(team, user))
+        if not await _first_press(dialog, body):  # a double click is taken once
+            return
         try:
             await work(body)
         except RedisError:
             REDIS_ERRORS.labels("button").inc()
-            _, channel, thread_ts, _, user = _where(body)
             await dialog.apologise(channel, user, thread_ts, store_down=True)
         except Exception:
             log.exception("button handling failed")
-            _, channel, thread_ts, _, user = _where(body)
             await dialog.apologise(channel, user, thread_ts, store_down=False)
 
     return listener
@@ -59,8 +59,6 @@ def _guarded(dialog: Dialog, work: Callable[[dict[str, Any]], Awaitable[None]]) 
 
 def answer_method(dialog: Dialog) -> Handler:
     async def work(body: dict[str, Any]) -> None:
-        if not await _first_press(dialog, body):
-            return
         team, channel, thread_ts, message_ts, user = _where(body)
         await dialog.answer_method(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                    message_ts=message_ts, method=body["actions"][0]["value"])
@@ -69,8 +67,6 @@ def answer_method(dialog: Dialog) -> Handler:
 
 def answer_budget(dialog: Dialog) -> Handler:
     async def work(body: dict[str, Any]) -> None:
-        if not await _first_press(dialog, body):
-            return
         team, channel, thread_ts, message_ts, user = _where(body)
         action = body["actions"][0]
         budget = (action.get("selected_option") or {}).get("value")
@@ -82,8 +78,6 @@ def answer_budget(dialog: Dialog) -> Handler:
 
 def whatif(dialog: Dialog, name: str) -> Handler:
     async def work(body: dict[str, Any]) -> None:
-        if not await _first_press(dialog, body):
-            return
         team, channel, thread_ts, _, user = _where(body)
         await dialog.follow_up(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                inputs={name: body["actions"][0]["value"]})
@@ -92,8 +86,6 @@ def whatif(dialog: Dialog, name: str) -> Handler:
 
 def show_breakdown(dialog: Dialog, kind: str) -> Handler:
     async def work(body: dict[str, Any]) -> None:
-        if not await _first_press(dialog, body):
-            return
         team, channel, thread_ts, _, _ = _where(body)
         await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts, kind=kind)
     return _guarded(dialog, work)
@@ -101,8 +93,6 @@ def show_breakdown(dialog: Dialog, kind: str) -> Handler:
 
 def show_chart(dialog: Dialog, kind: str) -> Handler:
     async def work(body: dict[str, Any]) -> None:
-        if not await _first_press(dialog, body):
-            return
         team, channel, thread_ts, _, _ = _where(body)
         await dialog.chart(team=team, channel=channel, thread_ts=thread_ts, kind=kind,
                            card=body["actions"][0].get("value", ""))
