@@ -9,22 +9,18 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tests.bot.conftest import (
+from tests.harness import (
     SECRET,
     TOKEN,
     Bot,
     RedisServer,
     SlackStub,
-    _stub_handler,
     free_port,
+    serve_stub,
 )
 
 QUERIES = ["13B full-finetune budget=150k", "llama-3.1-8b qlora", "qwen2.5-72b serve users=20",
@@ -37,8 +33,7 @@ def main(concurrency: int = 50, rounds: int = 4, only_help: int = 0) -> None:
         redis = RedisServer(port=free_port(), directory=Path(tmp))
         redis.start()
         stub = SlackStub(port=free_port())
-        server = ThreadingHTTPServer(("127.0.0.1", stub.port), _stub_handler(stub))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = serve_stub(stub)
         bot = Bot(env={"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
                        "REDIS_URL": redis.url, "SLACK_API_URL": stub.url},
                   port=free_port(), log=Path(tmp) / "bot.log").start()

@@ -24,7 +24,7 @@ QUERIES = (
 
 def run(repeats: int = 60) -> None:
     for text in QUERIES:
-        engine.answer(text)  # first call loads the catalogs
+        engine.ask(text)  # first call loads the catalogs
     print(f"{'query':<45} {'median ms':>10} {'p90 ms':>8}  (cold component cache, {repeats} runs)")
     medians = []
     for text in QUERIES:
@@ -32,7 +32,7 @@ def run(repeats: int = 60) -> None:
         for _ in range(repeats):
             plan._cached_components.cache_clear()
             start = time.perf_counter()
-            engine.answer(text)
+            engine.ask(text)
             times.append((time.perf_counter() - start) * 1000)
         times.sort()
         medians.append(statistics.median(times))

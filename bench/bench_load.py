@@ -1,7 +1,7 @@
 """Scale test: two bot processes sharing one Redis, as two replicas would in Kubernetes.
 
 Starts a throwaway redis-server (append-only, as deployed), the Slack Web API stand-in and TWO
-bots (the classes in tests/bot/conftest.py, as bench/bench_ack.py does), all on loopback. The
+bots (the classes in tests/harness.py, as bench/bench_ack.py does), all on loopback. The
 load alternates between the bots, request by request:
 
 1. one `/gpusize MODEL inference` per conversation, each in its own channel;
@@ -42,19 +42,17 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import redis as redis_py
 
-from tests.bot.conftest import (
+from tests.harness import (
     SECRET,
     TEAM,
     TOKEN,
     Bot,
     RedisServer,
     SlackStub,
-    _stub_handler,
     free_port,
+    stub_handler,
 )
 
 MODELS = ["7B", "13B", "llama-3.1-8b", "qwen2.5-14b", "llama-3.1-70b"]
@@ -128,7 +126,7 @@ class Posted:
 
 
 def recording_handler(stub: SlackStub, posted: Posted) -> type:
-    base = _stub_handler(stub)
+    base = stub_handler(stub)
 
     class Tee:
         def __init__(self, real: Any) -> None:
@@ -277,21 +275,18 @@ def check_requests_valid(conversations: list[Conversation]) -> None:
     make sure every combination is a request the engine takes, so none is refused."""
     from itertools import combinations
 
-    from bot.dialog import inputs_to_fields
-    from bot.followup import parse_followup
-    from engine.parse import build_request
+    from engine.parse import build_request, read_reply
+    from engine.request import Draft
 
     for conv in conversations[:10] + conversations[-10:]:
         for name, text, value in conv.replies:
-            parsed = parse_followup(text)
+            parsed = read_reply(text)
             got = parsed.options.get(name) if parsed else None
-            got = got.model_dump() if hasattr(got, "model_dump") else got
             assert got == value, f"{text!r} parses to {got!r}, the bench expects {value!r}"
         for r in range(len(conv.replies) + 1):
             for subset in combinations(conv.replies, r):
-                inputs = {"model": conv.model, "method": "inference",
-                          **{name: value for name, _, value in subset}}
-                build_request(inputs_to_fields(inputs))
+                build_request(Draft({"model": conv.model, "method": "inference",
+                                     **{name: value for name, _, value in subset}}))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import keys, listeners
 from bot.dialog import Dialog
 from bot.digest import Digests
+from bot.language import Languages
 from bot.pricestore import PriceStore
+from bot.replies import Replies
 from bot.settings import Settings
 from bot.store import ConversationStore
 from engine import hub
@@ -53,8 +55,9 @@ def redis_client(settings: Settings) -> Redis:
 def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> AsyncApp:
     store = ConversationStore(redis, ttl_seconds=int(settings.conversation_ttl_days * 86400))
     prices = PriceStore(redis)
-    dialog = Dialog(client, store, prices, hub=hub.lookup)
+    dialog = Dialog(Replies(client), store, prices, hub=hub.lookup)
     digests = Digests(redis, client, prices)
+    languages = Languages(redis, client)
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
                    client=client, process_before_response=False)
 
@@ -72,5 +75,5 @@ def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> Asyn
                 return BoltResponse(status=200, body="")
         return await next()
 
-    listeners.register(app, dialog, digests)
+    listeners.register(app, dialog, digests, languages)
     return app

@@ -21,14 +21,15 @@ from redis.asyncio import Redis
 from redis.exceptions import LockError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import keys, render
+from bot import keys
 from bot.pricestore import PriceRecord, PriceStore, newest
-from bot.render import channel_ref
 from engine import catalog
 from engine.cost import CostInputs, plan_cost
 from engine.i18n import N_, _, set_language
 from engine.parse import ParseError
-from engine.prices import STALE_DAYS
+from engine.prices import STALE_DAYS, price_book
+from present import blockkit
+from present.blockkit import channel_ref
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 LATE_AFTER = timedelta(minutes=30)
@@ -178,8 +179,8 @@ class Digests:
             sections, fallback = await self.compose(sub.team, sub.channel, now=now, late=late,
                                                     period=period)
             await self.client.chat_postMessage(
-                channel=sub.channel, text=render.fallback(fallback),
-                blocks=render.blocks("digest.json.j2", d={"sections": sections,
+                channel=sub.channel, text=blockkit.fallback(fallback),
+                blocks=blockkit.blocks("digest.json.j2", d={"sections": sections,
                                                           "title": fallback[:150]}))
             await self.redis.set(done, now.isoformat(), ex=DONE_TTL_S)
             await self._snapshot(sub, await self.prices.visible(sub.team))
@@ -261,8 +262,6 @@ def _movers(best: dict[tuple[str, str], PriceRecord], previous: dict[str, Any]) 
 
 def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
               records: list[PriceRecord], today: date) -> str:
-    from engine.prices import price_book
-
     book = price_book().with_prices(tuple(r.to_price() for r in records))
     lines = [_("*The cards this workspace asks about*")]
     for name in cards[:6]:

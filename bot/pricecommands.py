@@ -9,11 +9,11 @@ import shlex
 from datetime import UTC, date, datetime
 
 from bot.pricestore import PriceRecord, PriceStore, new_id, newest
-from bot.render import user_ref
 from engine import catalog
 from engine.i18n import N_, _
 from engine.parse import ParseError, parse_money
 from engine.prices import STALE_DAYS
+from present.blockkit import user_ref
 
 KINDS = {"buy": "buy_card", "purchase": "buy_card", "buy-card": "buy_card",
          "buy-server": "buy_server", "server": "buy_server",
@@ -26,10 +26,6 @@ SUBCOMMANDS = ("price", "prices", "quote", "quotes")
 QUOTE_USAGE = N_('`/gpusize quote CARD buy|rent|buy-server|rent-month AMOUNT vendor="Name"` '
                '(e.g. `/gpusize quote H100 buy 230k vendor="Chengdu IDC A"`, '
                '`/gpusize quote 8xa800 buy-server 1.2M vendor="X"`, `/gpusize quote 4090 rent 2.5`)')
-
-
-def is_price_command(text: str) -> bool:
-    return text.split(maxsplit=1)[0].lower() in SUBCOMMANDS if text.strip() else False
 
 
 def _words(text: str) -> list[str]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 from redis.asyncio import Redis
 
 from bot import keys
+from bot.conversation import Conversation, Stage, Update
+from engine.request import Draft
 
 # KEYS[1] conversation hash, KEYS[2] log list. ARGV[1] ttl seconds, ARGV[2] log entry (JSON),
 # ARGV[3..] field/value pairs; the value "null" deletes the field.
@@ -38,41 +38,12 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return {cjson.encode(previous), redis.call('HGETALL', KEYS[1])}
 """
 
-# Fields that are bookkeeping, not request inputs.
-META = ("_stage", "_version", "_answer_ts", "_created_by")
-
-
-@dataclass
-class Conversation:
-    team: str
-    channel: str
-    thread_ts: str
-    inputs: dict[str, Any] = field(default_factory=dict)  # model, method and options
-    meta: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def stage(self) -> str:
-        return self.meta.get("_stage", "done")
-
-    @property
-    def version(self) -> int:
-        return int(self.meta.get("_version", 0))
-
-
-@dataclass
-class Update:
-    conversation: Conversation
-    previous: dict[str, Any]  # the inputs this update replaced (absent: were not set)
-
-
 def _decode(raw: dict[str, str], team: str, channel: str, thread_ts: str) -> Conversation:
-    conv = Conversation(team=team, channel=channel, thread_ts=thread_ts)
-    for name, value in raw.items():
-        if name.startswith("_"):
-            conv.meta[name] = value
-        else:
-            conv.inputs[name] = json.loads(value)
-    return conv
+    """A hash as the bot stores it: request inputs as JSON per field, bookkeeping under _names."""
+    meta = {k: v for k, v in raw.items() if k.startswith("_")}
+    inputs = {k: json.loads(v) for k, v in raw.items() if not k.startswith("_")}
+    return Conversation(team=team, channel=channel, thread_ts=thread_ts, inputs=Draft(inputs),
+                        meta=meta)
 
 
 class ConversationStore:
@@ -88,16 +59,18 @@ class ConversationStore:
         return _decode(raw, team, channel, thread_ts)
 
     async def update(self, team: str, channel: str, thread_ts: str, *, user: str,
-                     inputs: dict[str, Any] | None = None, meta: dict[str, str] | None = None,
-                     note: str = "") -> Update:
-        """Merge inputs (None deletes one) and meta atomically; log who changed what."""
+                     change: Draft | None = None, stage: Stage | None = None,
+                     meta: dict[str, str] | None = None, note: str = "") -> Update:
+        """Merge a change (a None value deletes that input), the stage and other bookkeeping
+        atomically; log who changed what."""
+        change = change or Draft()
         args: list[str] = []
-        for name, value in (inputs or {}).items():
+        for name, value in change.values.items():
             args += [name, "null" if value is None else json.dumps(value)]
-        for name, value in (meta or {}).items():
-            args += [name, value]
+        for name, value in {**(meta or {}), **({"_stage": stage} if stage else {})}.items():
+            args += [name, str(value)]
         entry = json.dumps({"at": round(time.time(), 3), "user": user,
-                            "set": sorted((inputs or {}).keys()), "note": note})
+                            "set": sorted(change.values), "note": note})
         previous_raw, flat = await self._merge(
             keys=[keys.conversation(team, channel, thread_ts),
                   keys.conversation_log(team, channel, thread_ts)],
@@ -105,11 +78,8 @@ class ConversationStore:
         previous = {k: json.loads(v) for k, v in json.loads(previous_raw or "{}").items()
                     if not k.startswith("_")} if previous_raw not in ("[]", "") else {}
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
-        return Update(conversation=_decode(raw, team, channel, thread_ts), previous=previous)
-
-    async def log(self, team: str, channel: str, thread_ts: str) -> list[dict[str, Any]]:
-        items = await self.redis.lrange(keys.conversation_log(team, channel, thread_ts), 0, -1)
-        return [json.loads(i) for i in items]
+        return Update(conversation=_decode(raw, team, channel, thread_ts),
+                      previous=Draft(previous))
 
     async def claim(self, key: str, *, ttl_seconds: int = 3600) -> bool:
         """True the first time a key is claimed (SET NX EX): dedupe of events and clicks."""

@@ -1,5 +1,7 @@
 """Answers are computed in worker processes, so the event loop that acknowledges Slack within
-3 s never waits behind engine work (Python threads would share one interpreter lock)."""
+3 s never waits behind engine work (Python threads would share one interpreter lock).
+
+Each job takes the thread's Draft (picklable) and returns what the dialog posts."""
 
 from __future__ import annotations
 
@@ -9,63 +11,63 @@ import os
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
-from bot import render, views
-from engine import hub
-from engine.answer import Answer
+from engine import hub, size
 from engine.i18n import language
-from engine.parse import Fields, build_request
-from engine.plan import estimate
+from engine.parse import build_request
 from engine.prices import PriceBook
-from engine.resolve import resolve_model
+from engine.request import Draft
+from engine.schema import Answer
+from present import blockkit, slack
 
 _executor: Executor | None = None
 
 
-def answer(fields: Fields, book: PriceBook | None = None) -> Answer:
-    req = build_request(fields)
-    spec, notes = resolve_model(req.model, hub=hub.lookup)
-    return estimate(spec, req, model_notes=notes, book=book)
+def _answer(draft: Draft, book: PriceBook | None) -> Answer:
+    return size(build_request(draft), hub=hub.lookup, book=book)
 
 
-def compose(fields: Fields, version: int, changes: list[str] | None, user: str | None,
-            book: PriceBook | None = None, lang: str = "en") -> dict[str, Any]:
-    """An answer message: engine answer, Block Kit blocks, the plain-text fallback, and the
-    card it recommends (the digest follows the cards a workspace asks about)."""
+def answer_message(draft: Draft, version: int, changes: list[tuple[str, Any, Any]],
+                   user: str | None, book: PriceBook | None = None,
+                   lang: str = "en") -> dict[str, Any]:
+    """An answer message: Block Kit blocks, the plain-text fallback, and the card it recommends
+    (the digest follows the cards a workspace asks about)."""
     with language(lang):
-        ans = answer(fields, book)
-        view = views.answer_view(ans, version=version, changes=changes, user=user,
-                                 goal=str(fields.options.get("goal", "cost")))
-        return {"blocks": render.blocks("answer.json.j2", v=view),
-                "text": render.fallback(views.answer_fallback(ans)),
+        ans = _answer(draft, book)
+        view = slack.answer_view(ans, version=version, changes=slack.change_lines(changes),
+                                 user=user, goal=str(draft.values.get("goal", "cost")))
+        return {"blocks": blockkit.blocks("answer.json.j2", v=view),
+                "text": blockkit.fallback(slack.answer_fallback(ans)),
                 "top_gpu": ans.plans[0].gpu if ans.plans else None}
 
 
-def breakdown(fields: Fields, book: PriceBook | None = None, lang: str = "en") -> list[str]:
+def breakdown_sections(draft: Draft, book: PriceBook | None = None,
+                       lang: str = "en") -> list[str]:
     with language(lang):
-        return views.breakdown_sections(answer(fields, book))
+        return slack.breakdown_sections(_answer(draft, book))
 
 
-def rent_vs_buy(fields: Fields, book: PriceBook | None = None, lang: str = "en") -> list[str]:
+def rent_vs_buy_sections(draft: Draft, book: PriceBook | None = None,
+                         lang: str = "en") -> list[str]:
     with language(lang):
-        return views.rent_vs_buy_sections(answer(fields, book))
+        return slack.rent_vs_buy_sections(_answer(draft, book))
 
 
-def memory_chart(fields: Fields, book: PriceBook | None = None, lang: str = "en") -> bytes:
-    from gpusize.charts import memory_chart as draw
+def memory_chart_png(draft: Draft, book: PriceBook | None = None, lang: str = "en") -> bytes:
+    from present.charts import memory_chart  # matplotlib: only when a chart is asked for
 
     with language(lang):
-        return draw(answer(fields, book), lang=lang)
+        return memory_chart(_answer(draft, book), lang=lang)
 
 
-def price_chart(records: list[Any], card: str, lang: str = "en") -> bytes:
-    from gpusize.charts import price_history_chart
+def price_chart_png(records: list[Any], card: str, lang: str = "en") -> bytes:
+    from present.charts import price_history_chart
 
     with language(lang):
         return price_history_chart(records, card=card, lang=lang)
 
 
 def _warm() -> None:
-    answer(Fields(model="7B", method="lora"))  # imports and catalogs loaded before the first ask
+    _answer(Draft({"model": "7B", "method": "lora"}), None)  # imports and catalogs loaded now
 
 
 def start(workers: int | None = None) -> Executor:

@@ -4,40 +4,13 @@ practitioner would try next and report each with its memory, cost and time."""
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
 
-from engine.answer import Alternative, Plan
 from engine.architecture import ModelSpec
-from engine.i18n import N_, _
+from engine.i18n import N_, _, money
+from engine.plan import ranked_plans, usable
 from engine.prices import PriceBook
 from engine.request import Request
-
-# (description, changes to the request), cheapest-in-effort first, per method
-VARIANTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "full-finetune": [
-        (N_("with LoRA"), {"method": "lora"}),
-        (N_("with QLoRA"), {"method": "qlora", "quant": None}),
-        (N_("with full checkpointing + 8-bit AdamW"), {"checkpointing": "full",
-                                                    "optimizer": "adamw-8bit"}),
-        (N_("with optimizer offload to CPU"), {"offload": "optimizer", "zero": None}),
-    ],
-    "pretrain": [
-        (N_("with full checkpointing + 8-bit AdamW"), {"checkpointing": "full",
-                                                    "optimizer": "adamw-8bit"}),
-    ],
-    "lora": [
-        (N_("with QLoRA"), {"method": "qlora", "quant": None}),
-        (N_("with full checkpointing and chunked loss"), {"checkpointing": "full", "loss": "chunked"}),
-    ],
-    "qlora": [
-        (N_("with full checkpointing and chunked loss"), {"checkpointing": "full", "loss": "chunked"}),
-    ],
-    "inference": [
-        (N_("with 4-bit AWQ weights"), {"quant": "awq"}),
-        (N_("with an fp8 KV cache"), {"kv": "fp8"}),
-        (N_("with GGUF Q4_K_M in llama.cpp"), {"quant": "q4_k_m"}),
-    ],
-}
+from engine.schema import Alternative, Plan
 
 
 def _describe(change: str, plan: Plan, base: Plan | None) -> str:
@@ -47,8 +20,6 @@ def _describe(change: str, plan: Plan, base: Plan | None) -> str:
         capacity=m.capacity / 1024**3)
     c = plan.cost
     if c is not None:
-        from engine.recommend import money
-
         parts = []
         if c.buy.capex is not None:
             parts.append(_("{amount} to buy").format(amount=money(c.buy.capex, c.currency)))
@@ -77,29 +48,28 @@ def _time_ratio(plan: Plan, base: Plan) -> float | None:
 
 def alternatives(spec: ModelSpec, req: Request, *, today: date,
                  book: PriceBook) -> list[Alternative]:
-    from engine.plan import estimate
-    from engine.recommend import score
+    """Up to four changes that make a plan usable, each with that plan; the method's variants
+    (engine/methods.py) first, then other cards when the card or count was pinned."""
 
-    def usable(r: Request) -> Plan | None:
-        ans = estimate(spec, r, today=today, with_alternatives=False, book=book)
-        top = ans.plans[0] if ans.plans else None
-        return top if top is not None and score(top, r)[0] != float("inf") else None
+    def top(r: Request) -> Plan | None:
+        plans, _misses = ranked_plans(spec, r, today=today, book=book)
+        return plans[0] if plans else None
 
-    base_ans = estimate(spec, req, today=today, with_alternatives=False, book=book)
-    base = base_ans.plans[0] if base_ans.plans else None
+    base = top(req)
     out: list[Alternative] = []
-    for change, update in VARIANTS[req.method]:
+    for change, update in req.spec.variants:
         if all(getattr(req, k) == v for k, v in update.items()):
             continue
         try:
             variant = Request(**{**req.model_dump(), **update})
         except ValueError:
             continue
-        plan = usable(variant)
-        if plan is not None:
+        plan = top(variant)
+        if usable(plan, variant):
             out.append(Alternative(change=_describe(change, plan, base), plan=plan))
     if req.gpu or req.gpus:  # another card or count
-        plan = usable(req.model_copy(update={"gpu": None, "gpus": None}))
-        if plan is not None:
+        other = req.model_copy(update={"gpu": None, "gpus": None})
+        plan = top(other)
+        if usable(plan, other):
             out.append(Alternative(change=_describe(N_("on other cards"), plan, base), plan=plan))
     return out[:4]

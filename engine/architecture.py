@@ -108,10 +108,6 @@ class ModelSpec(BaseModel):
         return self.experts > 0
 
     @property
-    def moe_layers(self) -> int:
-        return self.layers - self.dense_layers if self.is_moe else 0
-
-    @property
     def q_dim(self) -> int:
         if self.attention == "mla":
             return self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)

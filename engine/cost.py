@@ -17,6 +17,8 @@ from datetime import date
 
 from engine.catalog import GpuSpec
 from engine.prices import Price, PriceBook
+from engine.request import Request
+from engine.schema import BuyCost, Cost, JobCost, RentCost
 
 CARD_SHARE = 0.65  # cards are 60-70% of a server's price (seed 003): the midpoint
 # Operations (machine room, network, staff): seed 000's self-built 8x A800 runs 30-50k CNY/month,
@@ -164,3 +166,65 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
                     rent_per_gpu_hour=rent, rent_monthly=rent_monthly, break_even_hours=break_even,
                     sources=tuple(r.cite(inputs.today) for r in used), stale=stale,
                     notes=tuple(notes))
+
+
+# -- the cost document of a plan ---------------------------------------------------------------
+
+
+def cost_inputs(req: Request, today: date) -> CostInputs:
+    return CostInputs(currency=req.answer_currency, months=req.months,
+                      hours_per_month=req.hours_per_month, region=req.region,
+                      power_price=req.power_price, today=today)
+
+
+def budget_in(req: Request, book: PriceBook) -> float | None:
+    if req.budget is None:
+        return None
+    source = req.budget.currency or req.answer_currency
+    return book.convert(req.budget.amount, source, req.answer_currency)
+
+
+def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
+             book: PriceBook) -> Cost:
+    budget = budget_in(req, book)
+    buy_ok = pc.capex is not None and (budget is None or pc.capex <= budget)
+    rent_ok = pc.rent_monthly is not None and (budget is None or pc.rent_monthly <= budget)
+    mode = None
+    options = []
+    if buy_ok and pc.monthly_ops is not None:
+        options.append(("buy", pc.capex + (pc.monthly_ops + pc.monthly_power) * req.months))
+    if rent_ok:
+        options.append(("rent", pc.rent_monthly * req.months))
+    total = None
+    if options:
+        mode, total = min(options, key=lambda o: o[1])
+    job = JobCost()
+    if train_hours is not None:
+        rent_job = pc.rent_per_gpu_hour * gpus * train_hours if pc.rent_per_gpu_hour else None
+        share = None
+        if pc.monthly_buy_total is not None:
+            # owning cost per hour of use at hours= per month, times the job's hours
+            share = pc.monthly_buy_total / req.hours_per_month * train_hours
+        job = JobCost(hours=round(train_hours, 2), rent=_r(rent_job), buy_share=_r(share))
+    return Cost(
+        currency=pc.currency, hours_per_month=req.hours_per_month, months=req.months,
+        buy=BuyCost(capex=_r(pc.capex), monthly_depreciation=_r(pc.monthly_depreciation),
+                    monthly_power=round(pc.monthly_power), monthly_ops=_r(pc.monthly_ops),
+                    monthly_total=_r(pc.monthly_buy_total)),
+        rent=RentCost(per_gpu_hour=None if pc.rent_per_gpu_hour is None
+                      else round(pc.rent_per_gpu_hour, 3), monthly=_r(pc.rent_monthly)),
+        break_even_hours_per_month=None if pc.break_even_hours is None
+        else round(pc.break_even_hours, 1),
+        job=job, mode=mode, horizon_total=_r(total),
+        within_budget=None if budget is None else bool(options),
+        price_sources=list(pc.sources), stale=list(pc.stale), notes=list(pc.notes))
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value)
+
+
+def price_plan(gpu: GpuSpec, gpus: int, req: Request, today: date,
+               train_hours: float | None, book: PriceBook) -> Cost:
+    return cost_doc(plan_cost(book, gpu, gpus, cost_inputs(req, today)), req, gpus,
+                    train_hours, book)

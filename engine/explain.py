@@ -7,12 +7,13 @@ answers that disagree can be traced to the assumption that differs.
 from __future__ import annotations
 
 from engine import memory
-from engine.answer import Plan
 from engine.architecture import ModelSpec
+from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
 from engine.i18n import _
-from engine.prices import PriceBook, price_book
+from engine.prices import STALE_DAYS, PriceBook, price_book
 from engine.quant import weight_bytes
 from engine.request import Request
+from engine.schema import Plan
 
 
 def framework() -> str:
@@ -50,7 +51,7 @@ def _model_line(spec: ModelSpec) -> str:
 
 def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
     lines = []
-    if req.method in ("lora", "qlora"):
+    if req.spec.adapters:
         adapters = memory.lora_params(spec, req.rank, req.targets)
         where = _("attention (q,k,v,o)") if req.targets == "attn" else _("all linear layers")
         lines.append(_(
@@ -110,18 +111,18 @@ def seeds_rule(spec: ModelSpec, req: Request) -> str | None:
     """The buying guides' rule of thumb next to this answer's recipe (DOMAIN.md), so a reader
     sees which assumption makes the two differ instead of two unexplained numbers."""
     billions = spec.params / 1e9
-    if req.method in ("full-finetune", "pretrain"):
+    if req.is_training and not req.spec.adapters:
         w, g, o = memory.recipe_bytes(req.optimizer, req.precision)
         return _("the seeds' rule of thumb (000) counts 8 bytes/param for a full fine-tune "
                  "(7B -> 56 GB, 13B -> 104 GB): {rule_gb:.0f} GB here, which holds for pure-bf16 "
                  "AdamW (optimizer=adamw-bf16); this answer's recipe counts {per_param:g} "
                  "bytes/param = {gb:.0f} GB of model states before activations").format(
             rule_gb=billions * 8, per_param=w + g + o, gb=billions * (w + g + o))
-    if req.method == "inference":
+    if req.is_serving:
         return _("the seeds' rule of thumb (000): weights x 1.2 = {gb:.0f} GB in 16 bit; this "
                  "answer sizes the KV cache for the context and users you give instead of a flat "
                  "20%, then keeps the 20% as headroom").format(gb=billions * 2 * 1.2)
-    if req.method in ("lora", "qlora"):
+    if req.spec.adapters:
         return _("the seeds' rule of thumb (000): LoRA needs about a quarter of full "
                  "fine-tuning's memory; this answer counts the frozen base, the adapters and the "
                  "activations")
@@ -149,10 +150,7 @@ def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = ()
 
 
 def _cost_lines(req: Request, book: PriceBook) -> list[str]:
-    from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
-    from engine.prices import STALE_DAYS
-
-    if req.method == "inference" and req.hours is None:
+    if req.is_serving and req.hours is None:
         use = _("around the clock (730 h/month)")
     else:
         use = _("{hours:g} h/month{default}").format(
@@ -182,7 +180,7 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
 
 def warnings(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     out = []
-    if req.method == "inference" and req.context > spec.max_context:
+    if req.is_serving and req.context > spec.max_context:
         out.append(_("context {context} exceeds {model}'s maximum context {max_context}").format(
             context=req.context, model=spec.display, max_context=spec.max_context))
     if req.is_training and req.seq_len > spec.max_context:
@@ -193,6 +191,6 @@ def warnings(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
                      "statistics do not count them, and steps slow down when they page to host"))
     if plans and not any(p.memory.fits for p in plans):
         out.append(_("no plan fits: see each plan's memory breakdown for the largest component"))
-    if req.is_training and req.tokens is None and req.method == "pretrain":
+    if req.tokens is None and req.spec.pretraining:
         out.append(_("tokens= not given: training time and GPU-hours need the token count"))
     return out

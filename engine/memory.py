@@ -1,7 +1,7 @@
 """Per-GPU memory, one function per component. Bytes throughout.
 
 Each function states its formula and source. They take plain numbers and a ModelSpec so the
-planner can call them thousands of times per answer; `breakdown()` assembles a Breakdown.
+planner can call them thousands of times per answer; engine/plan.py assembles them per plan.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from functools import cache
 
 from engine.architecture import LINEAR_ROLES, ModelSpec, layer_params, tensors
-from engine.quant import weight_bytes
 
 GIB = 1024**3
 
@@ -142,7 +141,7 @@ class LayerActivations:
 
 
 @cache
-def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
+def layer_activation_bytes(spec: ModelSpec, checkpointing: str, adapters: bool,
                            targets: str, rank: int, eager_norms: bool = False) -> LayerActivations:
     """Saved tensors of one transformer block per token, 16-bit, flash attention.
 
@@ -153,7 +152,8 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
       attention: norm input h, norm output h (q/k/v input), q+k+v, attention output (o input)
       MLP: norm input h, norm output h, gate and up outputs, act(gate), act*up (down input)
     selective: recompute norms and elementwise ops, keep matmul outputs (PyTorch selective AC).
-    LoRA freezes the base: a frozen linear's input is saved only if an adapter sits on it.
+    LoRA freezes the base (adapters=True): a frozen linear's input is saved only if an adapter
+    sits on it.
     eager_norms: without torch.compile or a fused kernel, RMSNorm runs in fp32 op by op and
     autograd keeps its fp32 input and fp32 normalized copy (4h + 4h) beside the bf16 output,
     6h bytes per norm more than a fused norm (torchtune's table: compile alone -15% peak).
@@ -172,7 +172,7 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
     else:
         width = spec.intermediate
     gated = spec.mlp == "gated"
-    frozen_mlp = method in ("lora", "qlora") and targets == "attn"
+    frozen_mlp = adapters and targets == "attn"
     if checkpointing == "selective":
         replicated = b * (h + h + h)  # layer input, o_proj output, down_proj output
         sharded = b * (qkv + attn_out + (2 if gated else 1) * width)
@@ -184,14 +184,14 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, method: str,
         sharded = b * (qkv + attn_out + mlp)
         if eager_norms:
             replicated += 6 * h * spec.norms_per_layer
-    if method in ("lora", "qlora"):
+    if adapters:
         # each adapter keeps its r-wide intermediate (A x) for B's gradient
         sharded += b * rank * (4 + (3 if targets == "all" else 0))
     return LayerActivations(replicated=replicated, tp_sharded=sharded)
 
 
 def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing: str,
-                method: str, targets: str, rank: int, compiled: bool = False,
+                adapters: bool, targets: str, rank: int, compiled: bool = False,
                 offloaded: bool = False) -> float:
     # Per GPU: tokens x per-layer bytes x layers (none/selective), or layer inputs only plus one
     # block being recomputed at a time (full), Korthikanti et al. 2022 eq. 2 and sec. 5.
@@ -200,7 +200,7 @@ def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing
     # transfer); the rest waits in host memory.
     tokens = seq * batch
     per = layer_activation_bytes(spec, "none" if checkpointing == "full" else checkpointing,
-                                 method, targets, rank, eager_norms=not compiled)
+                                 adapters, targets, rank, eager_norms=not compiled)
     one_layer = tokens * (per.replicated + per.tp_sharded / tp)
     kept_layers = min(2, spec.layers) if offloaded else spec.layers
     if checkpointing == "full":
@@ -256,11 +256,6 @@ def inference_activations(spec: ModelSpec, *, context: int, users: int, tp: int,
     width = spec.intermediate or spec.moe_intermediate * max(spec.active_experts, 1)
     per_token = 2 * (2 * spec.hidden + (spec.q_dim + 2 * spec.kv_dim + 3 * width) / tp)
     return chunk * per_token + users * spec.vocab * 4 / tp
-
-
-def inference_weights(spec: ModelSpec, quant: str, *, shards: int) -> float:
-    # Stored weight bytes in the chosen format (engine/quant.py) split over TP or layer ranks.
-    return weight_bytes(spec, quant).total_bytes / shards
 
 
 # -- runtime overhead ---------------------------------------------------------------------------

@@ -1,8 +1,12 @@
-"""One grammar for the CLI and Slack: `MODEL METHOD [key=value ...]`.
+"""One grammar for the CLI and Slack: `MODEL METHOD [key=value ...]`, and thread replies.
 
 Case-insensitive; keys in any order after MODEL. Every failure is a ParseError whose one-line
 message names the bad token, the accepted values and, where one is close, a suggestion.
 The parser never raises anything else (tests/engine/test_parse.py fuzzes it).
+
+A command line and a typed thread reply ("what about qlora?", "budget 300k", "8k context") are
+read by the same key table into the same Draft (engine/request.py); a reply first has its
+phrases rewritten as key=value, and chatter with nothing for the bot in it reads as nothing.
 """
 
 from __future__ import annotations
@@ -10,35 +14,18 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from engine import catalog
 from engine.i18n import N_, _
-from engine.request import INFERENCE_QUANTS, Money, Request
+from engine.methods import METHOD_NAMES, METHOD_WORDS, SERVING_QUANTS, method
+from engine.quant import canonical_quant
+from engine.request import Draft, Money, Request
 from engine.zh_input import to_grammar
 
 MAX_INPUT_CHARS = 1000
-METHODS: dict[str, str] = {
-    "full-finetune": "full-finetune", "full": "full-finetune", "fft": "full-finetune",
-    "sft": "full-finetune", "fullfinetune": "full-finetune", "full-ft": "full-finetune",
-    "lora": "lora", "qlora": "qlora",
-    "inference": "inference", "serve": "inference", "infer": "inference",
-    "serving": "inference", "deploy": "inference",
-    "pretrain": "pretrain", "pre-train": "pretrain", "pretraining": "pretrain",
-}
-METHOD_NAMES = ("full-finetune", "lora", "qlora", "inference", "pretrain")
-# Which weight formats each method can use: training updates 16/32-bit weights; LoRA keeps a
-# frozen base in 16 or 8 bit; QLoRA's base is NF4 by definition; serving takes any format.
-QUANTS_BY_METHOD: dict[str, tuple[str, ...]] = {
-    "full-finetune": ("bf16", "fp16"),
-    "pretrain": ("bf16", "fp16"),
-    "lora": ("bf16", "fp16", "int8"),
-    "qlora": ("nf4",),
-    "inference": INFERENCE_QUANTS,
-}
 SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$")
 
 
@@ -55,15 +42,6 @@ class ParseError(ValueError):
         if suggestion:
             line += _(" Did you mean {suggestion}?").format(suggestion=suggestion)
         super().__init__(line)
-
-
-@dataclass
-class Fields:
-    """What a line said, before defaults: model, method and the given keys."""
-
-    model: str | None = None
-    method: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 def _short(token: str, limit: int = 40) -> str:
@@ -145,6 +123,11 @@ CURRENCY_WORDS = {"cny": "CNY", "rmb": "CNY", "yuan": "CNY", "¥": "CNY", "￥":
 
 def parse_money(key: str, value: str) -> Money:
     """`150k`, `1.2M`, `$20k`, `¥150k`, `150kCNY`, `20k usd` (one token)."""
+    return Money(**_money(key, value))
+
+
+def _money(key: str, value: str) -> dict[str, Any]:
+    """An amount as a Draft holds it: {"amount": 150000.0, "currency": "CNY" or None}."""
     m = re.fullmatch(r"(\$|us\$|¥|￥)?" + _NUMBER + r"([kmw]?)(cny|rmb|yuan|usd)?", value)
     if not m:
         raise ParseError(_("{key}={value} is not an amount: write it like {key}=150k, "
@@ -157,8 +140,7 @@ def parse_money(key: str, value: str) -> Money:
     amount = float(number) * {"": 1, "k": 1e3, "w": 1e4, "m": 1e6}[scale]
     if amount <= 0:
         raise ParseError(_("{key}= must be more than zero.").format(key=key), token=f"{key}={value}")
-    currency = CURRENCY_WORDS.get(symbol or word or "")
-    return Money(amount=amount, currency=currency)  # type: ignore[arg-type]
+    return {"amount": amount, "currency": CURRENCY_WORDS.get(symbol or word or "")}
 
 
 def _gpu(key: str, value: str) -> str:
@@ -183,9 +165,10 @@ def _zero(key: str, value: str) -> int:
 
 
 def _quant(key: str, value: str) -> str:
-    return _choice(key, value.replace("-", "_"), INFERENCE_QUANTS,
-                   {"fp16": "fp16", "bfloat16": "bf16", "float16": "fp16", "q4km": "q4_k_m",
-                    "q5km": "q5_k_m", "q3km": "q3_k_m", "q8": "q8_0", "q4": "q4_0"})
+    # one alias table for every format (engine/quant.py); requests take the user-facing ones
+    typed, canonical = value.replace("-", "_"), canonical_quant(value)
+    return _choice(key, typed, SERVING_QUANTS,
+                   {typed: canonical} if canonical in SERVING_QUANTS else {})
 
 
 def _positive(key: str, value: str) -> float:
@@ -249,7 +232,7 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "targets": ("targets", lambda k, v: _choice(k, v, ("attn", "all"),
                                                 {"attention": "attn", "all-linear": "all",
                                                  "linear": "all"}), "attn|all"),
-    "quant": ("quant", _quant, " ".join(INFERENCE_QUANTS)),
+    "quant": ("quant", _quant, " ".join(SERVING_QUANTS)),
     "context": ("context", _tokens_count, N_("tokens per sequence when serving, e.g. 8k")),
     "users": ("users", _plain_count, N_("concurrent sequences, e.g. 20")),
     "kv": ("kv", lambda k, v: _choice(k, v, ("fp16", "fp8"), {"bf16": "fp16", "f16": "fp16"}),
@@ -263,7 +246,7 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                                               {"hf": "transformers", "llamacpp": "llama.cpp",
                                                "ollama": "llama.cpp"}),
                "vllm|transformers|llama.cpp"),
-    "budget": ("budget", parse_money, N_("e.g. 150k, 1.2M, $20k")),
+    "budget": ("budget", _money, N_("e.g. 150k, 1.2M, $20k")),
     "currency": ("currency", lambda k, v: _choice(k, v.upper(), ("CNY", "USD"), {"RMB": "CNY"}),
                  "CNY|USD"),
     "region": ("region", _region, N_("e.g. chengdu, jiangsu")),
@@ -352,73 +335,73 @@ def parse_option(token: str) -> tuple[str, Any]:
     return name, convert(key, value.lower() if key not in ("currency",) else value)
 
 
-def parse_fields(text: str, *, require_model: bool = True) -> Fields:
-    """Read a line into Fields without applying defaults (Slack follow-ups merge these)."""
+def parse_fields(text: str, *, require_model: bool = True) -> Draft:
+    """Read a line into a Draft without applying defaults (Slack threads merge these)."""
     words = _split(text)
-    fields = Fields()
+    values: dict[str, Any] = {}
     for i, word in enumerate(words):
         low = word.lower()
         if "=" in word:
             name, value = parse_option(word)
-            fields.options[name] = value
+            values[name] = value
         elif low in ("bf16", "fp16", "fp32"):
-            fields.options["precision"] = low  # "70B FP16 inference": the weights' dtype
-        elif low.replace("-", "_") in INFERENCE_QUANTS and low not in ("bf16", "fp16"):
-            fields.options["quant"] = low.replace("-", "_")
-        elif low in METHODS:
-            if fields.method and fields.method != METHODS[low]:
+            values["precision"] = low  # "70B FP16 inference": the weights' dtype
+        elif low.replace("-", "_") in SERVING_QUANTS and low not in ("bf16", "fp16"):
+            values["quant"] = low.replace("-", "_")
+        elif low in METHOD_WORDS:
+            if values.get("method") and values["method"] != METHOD_WORDS[low]:
                 raise ParseError(_("two methods given: {first} and {second}; pick one.").format(
-                    first=fields.method, second=METHODS[low]), token=word)
-            fields.method = METHODS[low]
-        elif fields.model is None and (i == 0 or not require_model or fields.method):
-            fields.model = _parse_model(word)
+                    first=values["method"], second=METHOD_WORDS[low]), token=word)
+            values["method"] = METHOD_WORDS[low]
+        elif "model" not in values and (i == 0 or not require_model or "method" in values):
+            values["model"] = _parse_model(word)
         else:
             accepted = METHOD_NAMES + tuple(f"{k}=" for k in KEYS)
+            suggestion = _suggest(low, list(METHOD_WORDS))
             raise ParseError(
                 _("unexpected word {word}: after MODEL give METHOD ({methods}) and key=value "
                   "options.").format(word=_short(word), methods=", ".join(METHOD_NAMES)),
                 token=word, accepted=accepted,
-                suggestion=_suggest(low, list(METHODS)) and METHODS[_suggest(low, list(METHODS))])
-    return fields
+                suggestion=METHOD_WORDS[suggestion] if suggestion else None)
+    return Draft(values)
 
 
-def check_method_options(method: str, options: dict[str, Any]) -> None:
+def check_method_options(name: str, options: dict[str, Any]) -> None:
     """Reject options that contradict the method (e.g. a GGUF quant for full fine-tuning)."""
+    row = method(name)
     quant = options.get("quant")
-    if quant is not None and quant not in QUANTS_BY_METHOD[method]:
-        allowed = QUANTS_BY_METHOD[method]
-        hint = {"full-finetune": _("quantized weights are for inference (or qlora)"),
-                "pretrain": _("quantized weights are for inference (or qlora)"),
-                "lora": _("4-bit bases are qlora"), "qlora": _("QLoRA's base is NF4"),
-                "inference": ""}[method]
-        suggestion = "inference" if quant in QUANTS_BY_METHOD["inference"] and method != "inference" else None
-        if method == "lora" and quant == "nf4":
-            suggestion = "qlora"
+    if quant is not None and quant not in row.quants:
+        suggestion = None
+        if quant in method("qlora").quants and row.adapters:
+            suggestion = "qlora"  # a 4-bit base is QLoRA
+        elif quant in SERVING_QUANTS and not row.serving:
+            suggestion = "inference"
         raise ParseError(_("quant={quant} does not apply to {method} ({hint}); accepted: "
-                           "{accepted}.").format(quant=quant, method=method, hint=hint,
-                                                 accepted=", ".join(allowed)),
-                         token=f"quant={quant}", accepted=allowed,
+                           "{accepted}.").format(quant=quant, method=name, hint=_(row.quant_hint),
+                                                 accepted=", ".join(row.quants)),
+                         token=f"quant={quant}", accepted=row.quants,
                          suggestion=suggestion)
     if options.get("tp") and options.get("gpus") and options["gpus"] % options["tp"]:
         raise ParseError(_("tp={tp} does not divide gpus={gpus}.").format(
             tp=options["tp"], gpus=options["gpus"]), token=f"tp={options['tp']}")
 
 
-def build_request(fields: Fields) -> Request:
-    """Fields (with model and method) into a validated Request."""
-    if fields.model is None:
+def build_request(draft: Draft) -> Request:
+    """A Draft with model and method into a validated Request."""
+    if draft.model is None:
         raise ParseError(_("missing MODEL: start with a size like 13B, a name like llama-3.1-8b, "
                            "or a Hugging Face repo id."), token="")
-    if fields.method is None:
+    if draft.method is None:
         raise ParseError(_("missing METHOD after {model}: one of {methods}.").format(
-            model=fields.model, methods=", ".join(METHOD_NAMES)), token="", accepted=METHOD_NAMES)
-    check_method_options(fields.method, fields.options)
+            model=draft.model, methods=", ".join(METHOD_NAMES)), token="", accepted=METHOD_NAMES)
+    options = draft.options
+    check_method_options(draft.method, options)
     try:
-        return Request(model=fields.model, method=fields.method, **fields.options)  # type: ignore[arg-type]
+        return Request(model=draft.model, method=draft.method, **options)
     except ValidationError as err:
         first = err.errors()[0]
         key = str(first["loc"][0]) if first["loc"] else "input"
-        value = fields.options.get(key, "")
+        value = options.get(key, "")
         raise ParseError(_("{key}={value}: {problem}.").format(key=key, value=value,
                                                                problem=first["msg"].lower()),
                          token=f"{key}={value}") from None
@@ -427,3 +410,53 @@ def build_request(fields: Fields) -> Request:
 def parse(text: str) -> Request:
     """`MODEL METHOD [key=value ...]` into a Request, or a ParseError with one clear line."""
     return build_request(parse_fields(text))
+
+
+# -- thread replies ------------------------------------------------------------------------------
+
+# "budget 300k", "context of 8k", "20 users", "8 gpus", "rank 32" -> key=value
+PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bbudget\s*(?:of|is|to|=|:)?\s*([$¥￥]?[\d.]+[kmw]?(?:cny|usd|rmb)?)"), "budget"),
+    (re.compile(r"\b(?:context|ctx)\s*(?:of|is|to|=|:)?\s*(\d[\d.]*k?)\b"), "context"),
+    (re.compile(r"\b(\d[\d.]*k?)\s*(?:context|ctx|tokens? of context)\b"), "context"),
+    (re.compile(r"\b(\d+)\s*(?:concurrent\s*)?(?:users|streams|sessions)\b"), "users"),
+    (re.compile(r"\b(?:users|concurrency)\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "users"),
+    (re.compile(r"\b(\d+)\s*(?:x\s*)?(?:gpus|cards)\b"), "gpus"),
+    (re.compile(r"\b(?:seq|sequence length|seq len)\s*(?:of|is|to|=|:)?\s*(\d[\d.]*k?)\b"), "seq"),
+    (re.compile(r"\b(?:lora\s+)?rank\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "rank"),
+    (re.compile(r"\b(\d+)\s*h(?:ours)?\s*(?:a|per)\s*month\b"), "hours"),
+    (re.compile(r"\bhours\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "hours"),
+    (re.compile(r"\bin\s+(usd|cny|rmb|dollars|yuan)\b"), "currency"),
+)
+CURRENCY_NAMES = {"dollars": "usd", "yuan": "cny", "rmb": "cny"}
+_REPLY_TOKEN = re.compile(r"[^\s,;!?()]+")
+
+
+def read_reply(text: str) -> Draft | None:
+    """What a thread reply asks to change, or None when it asks nothing of the bot (people talk
+    in threads too). A recognised key with a bad value is a ParseError."""
+    text = re.sub(r"<@[A-Z0-9]+>", " ", text)  # drop mentions of the bot
+    low = to_grammar(text).lower().strip()  # Chinese phrasings and full-width characters too
+    if not low:
+        return None
+    pieces: list[str] = []
+    for pattern, key in PHRASES:
+        for match in pattern.finditer(low):
+            value = CURRENCY_NAMES.get(match.group(1), match.group(1))
+            pieces.append(f"{key}={value}")
+        low = pattern.sub(" ", low)
+    for word in _REPLY_TOKEN.findall(low):
+        word = word.strip(".:")
+        if "=" in word or word in METHOD_WORDS:
+            pieces.append(word)
+        elif catalog.find_gpu(word) is not None and not (word.isdigit() and len(word) < 4):
+            pieces.append(f"gpu={word}")
+        elif catalog.find_model(word) is not None or re.fullmatch(r"\d+(\.\d+)?b", word):
+            pieces.append(word)
+    if not pieces:
+        return None
+    # the grammar reads a bare non-method word as MODEL only at the start
+    models = [p for p in pieces if "=" not in p and p not in METHOD_WORDS]
+    ordered = models[:1] + [p for p in pieces if p not in models[:1]]
+    draft = parse_fields(" ".join(ordered), require_model=False)
+    return draft or None

@@ -1,4 +1,4 @@
-"""From a Request to an Answer: enumerate card x count x sharding, keep what fits.
+"""From a Request to ranked plans: enumerate card x count x sharding, keep what fits.
 
 Memory depends on the card only through its capacity (and whether it has NVLink, which decides
 tensor parallelism), so components are computed once per (count, strategy) and compared against
@@ -12,13 +12,15 @@ from datetime import date
 from functools import lru_cache
 
 from engine import catalog, memory, speed
-from engine.answer import Answer, Memory, ModelInfo, Plan, Settings, Speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
+from engine.cost import price_plan
 from engine.i18n import _
-from engine.prices import PriceBook, price_book
+from engine.prices import PriceBook
 from engine.quant import weight_bytes
+from engine.recommend import score
 from engine.request import Request
+from engine.schema import Memory, Plan, Settings, Speed
 
 TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 SERVE_COUNTS = (1, 2, 4, 8, 16, 32)
@@ -33,8 +35,8 @@ class Strategy:
     zero: int | None
     offload: str
 
-    def describe(self, gpus: int, method: str, nvlink: bool) -> str:
-        if method == "inference":
+    def describe(self, gpus: int, serving: bool, nvlink: bool) -> str:
+        if serving:
             if gpus == 1:
                 return _("single GPU")
             parts = []
@@ -90,7 +92,7 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     offload_all = s.offload == "all"
     zero = s.zero or 0
     params = spec.params
-    if req.method in ("lora", "qlora"):
+    if req.spec.adapters:
         base = weight_bytes(spec, req.weight_quant)
         base_per_param = base.total_bytes / params
         trainable = memory.lora_params(spec, req.rank, req.targets)
@@ -110,7 +112,7 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         gather = memory.zero3_gather_buffer(spec, wb, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
         w_text = f"{params / 1e9:.2f}B params x {wb:g} B"
-    if req.fused_step and req.method not in ("lora", "qlora"):
+    if req.fused_step and not req.spec.adapters:
         # optimizer step fused into backward (torchtune optimizer_in_bwd): each gradient is
         # applied and freed as soon as it is produced; the largest tensor's is the most alive
         grads = memory.largest_tensor(spec) * gb / mp
@@ -125,12 +127,12 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     optim = memory.optimizer_states(trainable, ob, tp=mp, dp=s.dp, zero=zero,
                                     offloaded=offloaded or paged)
     acts = memory.activations(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
-                              checkpointing=req.checkpointing_mode, method=req.method,
+                              checkpointing=req.checkpointing_mode, adapters=req.spec.adapters,
                               targets=req.targets, rank=req.rank, compiled=req.compile,
                               offloaded=s.offload == "activations")
     logit = memory.logits(spec, seq=req.seq_len, batch=req.batch, tp=s.tp, loss=req.loss)
     dequant = 0.0
-    if req.method == "qlora":
+    if req.spec.quantized_base:
         # bitsandbytes dequantizes each NF4 matrix to bf16 for its matmul (forward and
         # backward): one largest linear matrix is live at a time.
         dequant = memory.largest_linear(spec) * 2 / s.tp
@@ -214,7 +216,7 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
 
 
 def components(spec: ModelSpec, req: Request, s: Strategy) -> Components:
-    return _inference(spec, req, s) if req.method == "inference" else _training(spec, req, s)
+    return _inference(spec, req, s) if req.is_serving else _training(spec, req, s)
 
 
 def _total(c: Components, gpus: int) -> float:
@@ -248,7 +250,7 @@ def _tp_options(spec: ModelSpec, gpus: int) -> list[int]:
 def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[Strategy]:
     """Candidate shardings for `gpus` cards, lightest communication first."""
     offload = req.offload or "none"
-    if req.method == "inference":
+    if req.is_serving:
         if req.tp:
             if gpus % req.tp:
                 return []
@@ -293,8 +295,6 @@ def settings_for(req: Request, s: Strategy) -> Settings:
 
 def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
           today: date, book: PriceBook) -> Plan:
-    from engine.recommend import price_plan
-
     c = _cached_components(spec, req, s)
     mem = build_memory(c, gpus, gpu, req.headroom)
     notes = []
@@ -311,13 +311,13 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
                      .format(card=gpu.display))
     plan_speed_ = plan_speed(spec, req, gpu, gpus, s)
     return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
-                strategy=s.describe(gpus, req.method, gpu.has_nvlink),
+                strategy=s.describe(gpus, req.is_serving, gpu.has_nvlink),
                 settings=settings_for(req, s), memory=mem, speed=plan_speed_,
                 cost=price_plan(gpu, gpus, req, today, plan_speed_.train_hours, book), notes=notes)
 
 
 def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> Speed:
-    if req.method == "inference":
+    if req.is_serving:
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
                                users=req.users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
                                pp=s.pp, engine=req.serving_engine)
@@ -325,8 +325,8 @@ def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strate
                      decode_tokens_per_s_aggregate=round(sp.decode_aggregate, 1),
                      prefill_tokens_per_s=round(sp.prefill), detail=sp.detail)
     trainable = (memory.lora_params(spec, req.rank, req.targets)
-                 if req.method in ("lora", "qlora") else spec.params)
-    tr = speed.train_speed(spec, gpu, gpus=gpus, method=req.method,
+                 if req.spec.adapters else spec.params)
+    tr = speed.train_speed(spec, gpu, gpus=gpus, method=req.spec,
                            checkpointing=req.checkpointing_mode, seq=req.seq_len, batch=req.batch,
                            zero=s.zero or 0, tp=s.tp, tokens=req.tokens, trainable=trainable,
                            offload=s.offload, pp=s.pp)
@@ -370,28 +370,22 @@ def best_for_card(spec: ModelSpec, req: Request, gpu: GpuSpec,
 
 def _train_rate(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> float:
     trainable = (memory.lora_params(spec, req.rank, req.targets)
-                 if req.method in ("lora", "qlora") else spec.params)
-    return speed.train_speed(spec, gpu, gpus=gpus, method=req.method,
+                 if req.spec.adapters else spec.params)
+    return speed.train_speed(spec, gpu, gpus=gpus, method=req.spec,
                              checkpointing=req.checkpointing_mode, seq=req.seq_len,
                              batch=req.batch, zero=s.zero or 0, tp=s.tp, tokens=None,
                              trainable=trainable, offload=s.offload, pp=s.pp).tokens_per_s
 
 
-# -- answer ------------------------------------------------------------------------------------
+# -- plans -----------------------------------------------------------------------------------
 
 
-def estimate(spec: ModelSpec, req: Request, *, query: str = "",
-             model_notes: tuple[str, ...] = (), today: date | None = None,
-             with_alternatives: bool = True, book: PriceBook | None = None) -> Answer:
-    """The full answer for one request: ranked plans, the recommendation and why, what would
-    fit instead when nothing does, the seeds' advice and a trial run, and the assumptions."""
-    from engine import recommend
-    from engine.explain import assumptions, warnings
-
-    today = today or date.today()
-    book = book or price_book()
+def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
+                 book: PriceBook) -> tuple[list[Plan], list[str]]:
+    """Per card, the smallest count that fits (or, pinned, the asked configuration), ranked best
+    first; and a line for each card left out."""
     cards = [catalog.gpus()[req.gpu]] if req.gpu else list(catalog.gpus().values())
-    default_counts = SERVE_COUNTS if req.method == "inference" else TRAIN_COUNTS
+    default_counts = SERVE_COUNTS if req.is_serving else TRAIN_COUNTS
     counts = (req.gpus,) if req.gpus else default_counts
     plans: list[Plan] = []
     misses: list[str] = []
@@ -413,38 +407,11 @@ def estimate(spec: ModelSpec, req: Request, *, query: str = "",
                 more, _miss = fit_at(spec, req, gpu, bigger)
                 if more is not None:
                     options.append(_plan(spec, req, gpu, bigger, more, today, book))
-        plans.append(min(options, key=lambda p: recommend.score(p, req)))
-    plans.sort(key=lambda p: (recommend.score(p, req), p.gpus * p.memory.capacity))
-    info = ModelInfo(name=spec.name, display=spec.display, params=spec.params,
-                     active_params=spec.active_params, source=spec.source,
-                     retrieved=spec.retrieved, template=spec.template)
-    top = plans[0] if plans else None
-    usable = top is not None and recommend.score(top, req)[0] != float("inf")
-    text = ""
-    if usable:
-        text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
-    elif top is not None and top.memory.fits:
-        text = _("Nothing fits the budget: ") + recommend.over_budget(plans, req, book)
-    elif top is not None:
-        m = top.memory
-        text = _("Does not fit {n} x {card}: needs {need:.1f} GiB + {headroom:.0%} headroom per "
-                 "GPU, the card has {capacity:.1f} GiB.").format(
-            n=top.gpus, card=top.gpu_display, need=m.total / 1024**3, headroom=req.headroom,
-            capacity=m.capacity / 1024**3)
-        if with_alternatives:
-            text += _(" What would fit is listed below.")
-    alternatives = []
-    if with_alternatives and not usable:
-        from engine.alternatives import alternatives as find_alternatives
-
-        alternatives = find_alternatives(spec, req, today=today, book=book)
-    return Answer(query=query, pinned=bool(req.gpu and req.gpus), model=info, plans=plans,
-                  recommendation=text, alternatives=alternatives,
-                  advice=recommend.advice(spec, req, plans),
-                  trial=recommend.trial(top, req) if usable else None,
-                  assumptions=assumptions(spec, req, model_notes, book),
-                  warnings=warnings(spec, req, plans) + misses)
+        plans.append(min(options, key=lambda p: score(p, req)))
+    plans.sort(key=lambda p: (score(p, req), p.gpus * p.memory.capacity))
+    return plans, misses
 
 
-def _bw(name: str) -> float:
-    return catalog.gpus()[name].bandwidth_gbps
+def usable(plan: Plan | None, req: Request) -> bool:
+    """A plan the answer can recommend: it fits, and fits the budget when one is given."""
+    return plan is not None and score(plan, req)[0] != float("inf")

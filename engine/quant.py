@@ -18,8 +18,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from engine.architecture import LINEAR_ROLES, ModelSpec, Tensor, tensors
 
 Family = Literal["float", "bnb", "gptq_awq", "fp8", "gguf"]
@@ -31,16 +29,14 @@ BNB_FUNCTIONAL = (
 )
 
 
-class QuantScheme(BaseModel):
+class QuantScheme(NamedTuple):
     """A user-facing quantization choice and where its storage layout is defined."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     family: Family
-    nominal_bits: float = Field(gt=0, description="bits per quantized weight, before overheads")
+    nominal_bits: float  # bits per quantized weight, before overheads
     description: str
-    source: str = Field(description="URL of the code or spec that defines the layout")
+    source: str  # URL of the code or spec that defines the layout
 
 
 def _q(name: str, family: Family, bits: float, description: str, source: str) -> QuantScheme:
@@ -97,7 +93,7 @@ QUANTS: dict[str, QuantScheme] = {
     )
 }
 
-# Spellings users type that mean one of the schemes above.
+# Spellings users type that mean one of the schemes above (the grammar's quant= reads these too).
 ALIASES: dict[str, str] = {
     "f16": "fp16", "float16": "fp16", "half": "fp16",
     "bfloat16": "bf16", "f32": "fp32", "float32": "fp32",
@@ -106,15 +102,23 @@ ALIASES: dict[str, str] = {
     "bnb8": "int8", "llm_int8": "int8", "8bit": "int8",
     "w4a16": "int4", "gptq_int4": "gptq", "awq_int4": "awq",
     "q4_k": "q4_k_m", "q5_k": "q5_k_m", "q3_k": "q3_k_m",
+    "q4km": "q4_k_m", "q5km": "q5_k_m", "q3km": "q3_k_m", "q8": "q8_0", "q4": "q4_0",
 }
+
+
+def canonical_quant(name: str) -> str:
+    """A spelling as the catalog names it (`Q4-K-M` -> q4_k_m, `4bit` -> nf4); unknown names come
+    back normalised but unresolved."""
+    key = name.strip().lower().replace("-", "_").replace(".", "_").replace(" ", "_")
+    return ALIASES.get(key, key)
+
 
 
 def get_quant(name: str | QuantScheme) -> QuantScheme:
     """Look a scheme up by name or alias, any case; `Q4_K_M`, `q4-k-m` and `q4_k_m` all work."""
     if isinstance(name, QuantScheme):
         return name
-    key = name.strip().lower().replace("-", "_").replace(".", "_").replace(" ", "_")
-    key = ALIASES.get(key, key)
+    key = canonical_quant(name)
     if key not in QUANTS:
         raise ValueError(f"unknown quantization {name!r}; choose from {', '.join(QUANTS)}")
     return QUANTS[key]
@@ -500,20 +504,16 @@ def _is_quantized_linear(t: Tensor) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-class WeightSize(BaseModel):
+class WeightSize(NamedTuple):
     """Weight memory of one model under one quantization scheme."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     quant: str
-    total_bytes: int = Field(ge=0, description="all weight tensors, bytes (no file metadata)")
-    params: int = Field(ge=0, description="parameters these bytes hold")
-    bits_per_weight: float = Field(description="8 * total_bytes / params")
-    by_type: dict[str, int] = Field(description="storage type -> bytes")
-    by_role: dict[str, int] = Field(description="tensor role -> bytes")
-    kept_16bit: list[str] = Field(
-        description="roles left unquantized (16-bit; F32 for GGUF norms and routers)"
-    )
+    total_bytes: int  # all weight tensors, bytes (no file metadata)
+    params: int  # parameters these bytes hold
+    bits_per_weight: float  # 8 * total_bytes / params
+    by_type: dict[str, int]  # storage type -> bytes
+    by_role: dict[str, int]  # tensor role -> bytes
+    kept_16bit: list[str]  # roles left unquantized (16-bit; F32 for GGUF norms and routers)
     note: str
 
 

@@ -7,77 +7,16 @@ decode speed when serving. budget= keeps plans whose capex (buy) or monthly rent
 
 from __future__ import annotations
 
-from datetime import date
-
-from engine import i18n
-from engine.answer import BuyCost, Cost, JobCost, Plan, RentCost, Trial
+from engine import catalog, i18n
 from engine.architecture import ModelSpec
-from engine.catalog import GpuSpec
-from engine.cost import CostInputs, PlanCost, plan_cost
+from engine.cost import budget_in
 from engine.i18n import _
+from engine.methods import method
 from engine.prices import PriceBook
 from engine.request import Request
+from engine.schema import Plan, Trial
 
 DEFAULT_EPOCH_TOKENS = 50_000_000  # a fine-tuning set of ~25k examples x 2k tokens
-
-
-def cost_inputs(req: Request, today: date) -> CostInputs:
-    return CostInputs(currency=req.answer_currency, months=req.months,
-                      hours_per_month=req.hours_per_month, region=req.region,
-                      power_price=req.power_price, today=today)
-
-
-def budget_in(req: Request, book: PriceBook) -> float | None:
-    if req.budget is None:
-        return None
-    source = req.budget.currency or req.answer_currency
-    return book.convert(req.budget.amount, source, req.answer_currency)
-
-
-def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
-             book: PriceBook) -> Cost:
-    budget = budget_in(req, book)
-    buy_ok = pc.capex is not None and (budget is None or pc.capex <= budget)
-    rent_ok = pc.rent_monthly is not None and (budget is None or pc.rent_monthly <= budget)
-    mode = None
-    options = []
-    if buy_ok and pc.monthly_ops is not None:
-        options.append(("buy", pc.capex + (pc.monthly_ops + pc.monthly_power) * req.months))
-    if rent_ok:
-        options.append(("rent", pc.rent_monthly * req.months))
-    total = None
-    if options:
-        mode, total = min(options, key=lambda o: o[1])
-    job = JobCost()
-    if train_hours is not None:
-        rent_job = pc.rent_per_gpu_hour * gpus * train_hours if pc.rent_per_gpu_hour else None
-        share = None
-        if pc.monthly_buy_total is not None:
-            # owning cost per hour of use at hours= per month, times the job's hours
-            share = pc.monthly_buy_total / req.hours_per_month * train_hours
-        job = JobCost(hours=round(train_hours, 2), rent=_r(rent_job), buy_share=_r(share))
-    return Cost(
-        currency=pc.currency, hours_per_month=req.hours_per_month, months=req.months,
-        buy=BuyCost(capex=_r(pc.capex), monthly_depreciation=_r(pc.monthly_depreciation),
-                    monthly_power=round(pc.monthly_power), monthly_ops=_r(pc.monthly_ops),
-                    monthly_total=_r(pc.monthly_buy_total)),
-        rent=RentCost(per_gpu_hour=None if pc.rent_per_gpu_hour is None
-                      else round(pc.rent_per_gpu_hour, 3), monthly=_r(pc.rent_monthly)),
-        break_even_hours_per_month=None if pc.break_even_hours is None
-        else round(pc.break_even_hours, 1),
-        job=job, mode=mode, horizon_total=_r(total),
-        within_budget=None if budget is None else bool(options),
-        price_sources=list(pc.sources), stale=list(pc.stale), notes=list(pc.notes))
-
-
-def _r(value: float | None) -> float | None:
-    return None if value is None else round(value)
-
-
-def price_plan(gpu: GpuSpec, gpus: int, req: Request, today: date,
-               train_hours: float | None, book: PriceBook) -> Cost:
-    return cost_doc(plan_cost(book, gpu, gpus, cost_inputs(req, today)), req, gpus,
-                    train_hours, book)
 
 
 def score(plan: Plan, req: Request) -> tuple[float, float]:
@@ -85,7 +24,7 @@ def score(plan: Plan, req: Request) -> tuple[float, float]:
     total = plan.cost.horizon_total if plan.cost else None
     cost = total if total is not None else float("inf")
     sp = plan.speed
-    if req.method == "inference":
+    if req.is_serving:
         slowness = -(sp.decode_tokens_per_s_aggregate or 0.0)
     elif sp.train_hours is not None:
         slowness = sp.train_hours
@@ -121,7 +60,7 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
                        "{side})").format(hours=c.break_even_hours_per_month,
                                          use=c.hours_per_month, side=side))
     sp = plan.speed
-    if req.method == "inference" and sp.decode_tokens_per_s:
+    if req.is_serving and sp.decode_tokens_per_s:
         parts.append(_("about {per:.0f} tokens/s per user, {total:.0f} in total at {users} "
                        "user(s)").format(per=sp.decode_tokens_per_s,
                                          total=sp.decode_tokens_per_s_aggregate, users=req.users))
@@ -141,9 +80,8 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     return _("Recommended ({goal}): ").format(goal=goal) + _("; ").join(parts) + _(".")
 
 
-def method_name(method: str) -> str:
-    return {"full-finetune": _("full fine-tune"), "lora": "LoRA", "qlora": "QLoRA",
-            "inference": _("serving"), "pretrain": _("pre-training")}.get(method, method)
+def method_name(name: str) -> str:
+    return _(method(name).label)
 
 
 def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
@@ -169,7 +107,7 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     if top and top.gpus > 8:
         out.append(_("multi-server: NVMe of at least 2 TB per server and RoCE or InfiniBand "
                      "between servers, or the GPUs wait (seeds)"))
-    if req.method == "inference":
+    if req.is_serving:
         if req.users < 10:
             out.append(_("< 10 concurrent users (seed 000): one card, or a 4-bit AWQ/GPTQ model "
                          "on one card for 70B"))
@@ -186,9 +124,7 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
 
 
 def _nvlink(plan: Plan) -> bool:
-    from engine.catalog import gpus
-
-    return gpus()[plan.gpu].has_nvlink
+    return catalog.gpus()[plan.gpu].has_nvlink
 
 
 def trial(plan: Plan, req: Request) -> Trial | None:
@@ -225,42 +161,3 @@ def over_budget(plans: list[Plan], req: Request, book: PriceBook) -> str:
              "against a budget of {budget}.").format(
         n=cheapest.gpus, card=cheapest.gpu_display, buy=money(c.buy.capex, currency),
         rent=money(c.rent.monthly, currency), budget=money(budget, currency))
-
-
-def cost_summary(c: Cost) -> list[str]:
-    """One line per cost fact, shared by the terminal and Slack renderings."""
-    lines = []
-    m = lambda amount: money(amount, c.currency)  # noqa: E731
-    if c.buy.capex is not None:
-        lines.append(_("buy {capex} up front, then {monthly}/month (depreciation {dep}, power "
-                       "{power}, operations {ops})").format(
-            capex=m(c.buy.capex), monthly=m(c.buy.monthly_total),
-            dep=m(c.buy.monthly_depreciation), power=m(c.buy.monthly_power),
-            ops=m(c.buy.monthly_ops)))
-    if c.rent.per_gpu_hour is not None:
-        lines.append(_("rent {rate:.2f} {currency} per GPU-hour = {monthly}/month").format(
-            rate=c.rent.per_gpu_hour, currency=c.currency, monthly=m(c.rent.monthly)))
-    if c.break_even_hours_per_month is not None:
-        lines.append(_("buying is cheaper above {hours:.0f} h/month of use (the guides claim "
-                       "{claim:.0f} h/month)").format(hours=c.break_even_hours_per_month,
-                                                      claim=c.seeds_claim_hours_per_month))
-    if c.job.hours is not None:
-        lines.append(_("this job: {hours:,.1f} h, {rent} rented, {share} of owning cost").format(
-            hours=c.job.hours, rent=m(c.job.rent), share=m(c.job.buy_share)))
-    if c.stale:
-        lines.append(_("{count} price(s) older than 90 days: get fresh quotes").format(
-            count=len(c.stale)))
-    return lines
-
-
-def speed_summary(plan: Plan, *, per_user: bool = True) -> str:
-    sp = plan.speed
-    if sp.decode_tokens_per_s:
-        if not per_user:
-            return f"{sp.decode_tokens_per_s:,.0f} tok/s"
-        return _("{rate:,.0f} tok/s per user").format(rate=sp.decode_tokens_per_s)
-    if sp.train_hours is not None:
-        return f"{sp.train_hours:,.0f} h"
-    if sp.train_tokens_per_s:
-        return f"{sp.train_tokens_per_s:,.0f} tok/s"
-    return "-"

@@ -1,16 +1,22 @@
-"""What the user asked for: one validated request, shared by the CLI and the Slack bot.
+"""What the user asked for, in the two shapes it takes on its way to the engine.
 
-Every field has a stated default; `None` means "let the planner choose" (card, count,
-sharding) or "depends on the method" (checkpointing, quant).
+`Draft` is a request as far as it has been said: what one command line or one thread reply gave,
+merged turn by turn in a Slack thread and stored there as it is. `Request` is the validated,
+complete question the engine answers; every field has a stated default, and `None` means "let
+the planner choose" (card, count, sharding) or "depends on the method" (checkpointing, quant).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Method = Literal["full-finetune", "lora", "qlora", "inference", "pretrain"]
+from engine.methods import METHOD_NAMES, MethodSpec, method
+from engine.quant import get_quant
+
+Method = Literal[METHOD_NAMES]  # type: ignore[valid-type]  # the names in engine/methods.py
 Precision = Literal["bf16", "fp16", "fp32"]
 Optimizer = Literal["adamw", "adamw-bf16", "adamw-8bit", "paged-adamw-8bit", "sgd"]
 Checkpointing = Literal["none", "selective", "full"]
@@ -21,15 +27,10 @@ Targets = Literal["attn", "all"]
 KvDtype = Literal["fp16", "fp8"]
 Currency = Literal["CNY", "USD"]
 
-TRAINING_METHODS: tuple[Method, ...] = ("full-finetune", "lora", "qlora", "pretrain")
-INFERENCE_QUANTS = (
-    "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "nf4",
-    "q2_k", "q3_k_m", "q4_0", "q4_k_m", "q5_k_m", "q6_k", "q8_0",
-)
 
 
 class Money(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     amount: float = Field(gt=0)
     currency: Currency | None = None  # None: the answer's currency (CNY unless currency=)
@@ -38,7 +39,7 @@ class Money(BaseModel):
 class Request(BaseModel):
     """A sizing question. Bytes and tokens are plain integers."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     model: str
     method: Method
@@ -74,8 +75,17 @@ class Request(BaseModel):
     goal: Literal["cost", "time"] = "cost"
 
     @property
+    def spec(self) -> MethodSpec:
+        """The method's row in engine/methods.py."""
+        return method(self.method)
+
+    @property
     def is_training(self) -> bool:
-        return self.method in TRAINING_METHODS
+        return self.spec.training
+
+    @property
+    def is_serving(self) -> bool:
+        return self.spec.serving
 
     @property
     def seq_len(self) -> int:
@@ -83,7 +93,7 @@ class Request(BaseModel):
         # max_seq_len default class), 4096 for pre-training (Llama 2's pre-training context).
         if self.seq is not None:
             return self.seq
-        return 4096 if self.method == "pretrain" else 2048
+        return 4096 if self.spec.pretraining else 2048
 
     @property
     def checkpointing_mode(self) -> Checkpointing:
@@ -92,7 +102,7 @@ class Request(BaseModel):
         # (Megatron-LM, Korthikanti et al. 2022); inference has none.
         if self.checkpointing is not None:
             return self.checkpointing
-        if self.method == "pretrain":
+        if self.spec.pretraining:
             return "selective"
         return "full" if self.is_training else "none"
 
@@ -110,15 +120,13 @@ class Request(BaseModel):
         # note most teams use under 30% of their cards (0.3 x 730 h).
         if self.hours is not None:
             return self.hours
-        return 730.0 if self.method == "inference" else 219.0
+        return 730.0 if self.is_serving else 219.0
 
     @property
     def serving_engine(self) -> Engine:
         """GGUF files run in llama.cpp; everything else is sized for vLLM unless engine= says."""
         if self.engine is not None:
             return self.engine
-        from engine.quant import get_quant
-
         return "llama.cpp" if get_quant(self.weight_quant).family == "gguf" else "vllm"
 
     @property
@@ -126,6 +134,37 @@ class Request(BaseModel):
         """Storage format of the (frozen or served) weights."""
         if self.quant is not None:
             return self.quant
-        if self.method == "qlora":
-            return "nf4"
-        return self.precision
+        return self.spec.default_quant or self.precision
+
+
+class Draft(NamedTuple):
+    """A request as far as it has been said: model, method and options, each JSON-ready (a
+    budget is `{"amount": 150000.0, "currency": "CNY"}`), so a thread stores it field by field and
+    `engine.parse.build_request` completes it. Absent fields take the request's defaults."""
+
+    values: Mapping[str, Any] = {}
+
+    @property
+    def model(self) -> str | None:
+        return self.values.get("model")
+
+    @property
+    def method(self) -> str | None:
+        return self.values.get("method")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {k: v for k, v in self.values.items() if k not in ("model", "method")}
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def merged(self, change: Draft) -> Draft:
+        """This draft with `change` applied; a None value in `change` removes the field."""
+        values = {**self.values, **change.values}
+        return Draft({k: v for k, v in values.items() if v is not None})
+
+    def changes_from(self, previous: Draft) -> list[tuple[str, Any, Any]]:
+        """(field, before, after) for every field of this draft that `previous` did not have."""
+        return [(name, previous.values.get(name), value) for name, value in self.values.items()
+                if previous.values.get(name) != value]

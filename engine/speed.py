@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from engine import memory
 from engine.architecture import EXPERT_ROLES, ModelSpec
 from engine.catalog import GpuSpec
+from engine.methods import MethodSpec
 from engine.quant import get_quant, weight_bytes
 
 # -- efficiencies ---------------------------------------------------------------------------
@@ -137,13 +138,14 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
                       prefill=prefill, engine=eng, detail=detail)
 
 
-def train_flops_per_token(spec: ModelSpec, *, method: str, checkpointing: str, seq: int) -> float:
+def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing: str,
+                          seq: int) -> float:
     """6N + 12 L H Q T per token (PaLM appendix B; N = active parameters for MoE), with an
     extra forward under full recomputation; LoRA skips the frozen weights' gradients (4N)."""
     n = spec.active_params
     forward = 2 * n + attention_flops_per_token(spec, seq) / 2  # causal mask: half the scores
     # backward is twice the forward; LoRA's frozen base needs only input gradients (one forward)
-    per = 2 * forward if method in ("lora", "qlora") else 3 * forward
+    per = 2 * forward if method.adapters else 3 * forward
     if checkpointing == "full":
         per += forward
     return per
@@ -164,14 +166,14 @@ def _bus_gbps(gpu: GpuSpec, gpus: int) -> float:
     return PCIE_BUS_GBPS.get(gpu.pcie_gen, 12.0)
 
 
-def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: str, checkpointing: str,
+def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec, checkpointing: str,
                 seq: int, batch: int, zero: int, tp: int, tokens: int | None,
                 trainable: int, offload: str = "none", pp: int = 1) -> TrainSpeed:
     """Cluster tokens/s = GPUs x peak x MFU / FLOPs per token, slowed where gradient or shard
     traffic per micro-batch takes longer than the compute it overlaps with."""
     flops_token = train_flops_per_token(spec, method=method, checkpointing=checkpointing, seq=seq)
     mfu = _mfu(gpu, gpus)
-    if method == "qlora":
+    if method.quantized_base:
         mfu *= 0.75  # NF4 dequantization on every matmul (QLoRA runs ~25-40% slower than LoRA)
     peak = gpu.bf16_tflops * 1e12
     tokens_step = seq * batch  # per data-parallel rank per micro-batch
@@ -182,14 +184,14 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: str, checkp
     # parameter once per optimizer step, spread over the accumulated micro-batches; ZeRO-3 also
     # all-gathers the weights in forward and backward and reduce-scatters every micro-batch
     # (3 x 2 bytes, not amortized). The frozen LoRA base is gathered too under ZeRO-3.
-    kind = "pretrain" if method == "pretrain" else "finetune"
+    kind = "pretrain" if method.pretraining else "finetune"
     accumulation = max(1, round(GLOBAL_BATCH_TOKENS[kind] / (dp * tokens_step)))
     comm_s = 0.0
     if dp > 1:
         ring = (dp - 1) / dp
         if zero >= 3:
             volume = trainable / (tp * pp) * 6 * ring
-            if method in ("lora", "qlora"):
+            if method.adapters:
                 volume += spec.params / (tp * pp) * 2 * 2 * ring
         else:
             volume = trainable / (tp * pp) * 4 * ring / accumulation

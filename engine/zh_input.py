@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-METHODS = (
-    ("全参数微调", "full-finetune"), ("全参微调", "full-finetune"), ("全量微调", "full-finetune"),
-    ("全量训练", "full-finetune"), ("全参", "full-finetune"), ("预训练", "pretrain"),
-    ("推理", "inference"), ("部署", "inference"), ("服务化", "inference"),
-)
+from engine.methods import METHODS as METHOD_TABLE
+
+# method phrasings from engine/methods.py, longest first so 全参微调 wins over 全参
+METHODS = tuple(sorted(((word, m.name) for m in METHOD_TABLE.values() for word in m.zh_aliases),
+                       key=lambda pair: -len(pair[0])))
 NUMERALS = {"一": 1, "单": 1, "两": 2, "二": 2, "双": 2, "三": 3, "四": 4, "五": 5, "六": 6,
             "七": 7, "八": 8, "九": 9, "十": 10, "十六": 16, "三十二": 32}
 UNITS = {"万": 1e4, "w": 1e4, "十万": 1e5, "百万": 1e6, "千万": 1e7, "亿": 1e8}

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.answer import Answer
+    from engine.schema import Answer
 
 USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE] [--lang zh|en]
        gpusize serve [--socket]     the Slack bot (see README "Install in your workspace")
@@ -22,10 +23,8 @@ USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE] [
 
   MODEL    a size (13B, 0.5B, 8x7B), a catalog name (llama-3.1-8b, qwen2.5-72b)
            or a Hugging Face repo id (meta-llama/Llama-3.1-8B)
-  METHOD   full-finetune (full, fft, sft) | lora | qlora | inference (serve) | pretrain
-  keys     gpu= gpus= seq= batch= precision= optimizer= checkpointing= zero= offload= tp=
-           rank= targets= quant= context= users= kv= tokens= headroom=
-           budget= currency= region= hours=
+  METHOD   {methods}
+  keys     {keys}
 
 examples:
   gpusize 13B full-finetune
@@ -37,6 +36,19 @@ examples:
 --chart FILE also draws the memory per GPU of the top options as a PNG image in FILE.
 --lang zh|en answers in Chinese or English (default: from LANG / LC_ALL).
 Chinese input works too: gpusize 13B 全参微调 预算15万"""
+
+
+def usage() -> str:
+    """The usage text, with every method and key the grammar reads (engine/parse.py)."""
+    from engine.methods import METHODS
+    from engine.parse import KEYS
+
+    def fill(text: str) -> str:
+        return textwrap.fill(text, width=90, subsequent_indent=" " * 11, break_on_hyphens=False)
+
+    methods = " | ".join(m.name + (f" ({', '.join(m.aliases[:3])})" if m.aliases else "")
+                         for m in METHODS.values())
+    return USAGE.format(methods=fill(methods), keys=fill(" ".join(f"{k}=" for k in KEYS)))
 
 
 def _version() -> str:
@@ -59,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
-        print(USAGE)
+        print(usage())
         return 0 if args else 2
     if args[0] == "--version":
         print(f"gpusize {_version()}")
@@ -130,12 +142,11 @@ def serve(args: list[str]) -> int:
 
 
 def answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
-    from engine import ParseError, UnknownModel, hub
-    from engine import answer as engine_answer
+    from engine import ParseError, UnknownModel, ask, hub
 
     try:
         # engine.hub imports huggingface_hub only when a repo id outside the catalog is asked for
-        result = engine_answer(text, hub=hub.lookup)
+        result = ask(text, hub=hub.lookup)
     except (ParseError, UnknownModel) as err:
         print(f"gpusize: {err}", file=sys.stderr)
         return 2
@@ -144,7 +155,7 @@ def answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
-        from gpusize.render import render
+        from present.terminal import render
 
         print(render(result))
     if chart is not None:
@@ -156,10 +167,10 @@ def write_chart(result: Answer, path: str) -> bool:
     """Draws the answer's memory chart into `path` (matplotlib is imported only here)."""
     from pathlib import Path
 
-    from gpusize.charts import memory_chart
+    from engine.i18n import current
 
     try:
-        from engine.i18n import current
+        from present.charts import memory_chart
 
         png = memory_chart(result, lang=current())
     except ImportError as err:
@@ -171,9 +182,6 @@ def write_chart(result: Answer, path: str) -> bool:
         print(f"gpusize: cannot write the chart to {path}: {err.strerror or err}", file=sys.stderr)
         return False
     return True
-
-
-
 
 
 if __name__ == "__main__":

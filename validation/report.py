@@ -11,20 +11,18 @@ value, and what was measured. We compare like with like: a PyTorch allocator pea
 from __future__ import annotations
 
 import statistics
-import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from engine import ask
+from engine.memory import FRAGMENTATION
+from engine.parse import parse
+from engine.quant import get_quant, gguf_file_bytes, weight_bytes
+from engine.resolve import resolve_model
+from engine.schema import Memory
 
-from engine import answer  # noqa: E402
-from engine.answer import Memory  # noqa: E402
-from engine.memory import FRAGMENTATION  # noqa: E402
-from engine.parse import parse  # noqa: E402
-from engine.quant import get_quant, gguf_file_bytes, weight_bytes  # noqa: E402
-from engine.resolve import resolve_model  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 REFERENCES = ROOT / "validation" / "references.toml"
 SPEED_REFERENCES = ROOT / "validation" / "speed_references.toml"
@@ -64,7 +62,7 @@ def evaluate(ref: dict) -> Row:
     measured = float(ref["value"]) * UNITS[ref["unit"]]
     try:
         if ref["metric"] in SPEED_FIELDS:
-            plan = answer(ref["query"]).plans[0]
+            plan = ask(ref["query"]).plans[0]
             value = getattr(plan.speed, SPEED_FIELDS[ref["metric"]])
             if value is None:
                 raise ValueError("the engine gave no figure")
@@ -80,7 +78,7 @@ def evaluate(ref: dict) -> Row:
                 estimate = float(weight_bytes(spec, req.weight_quant).total_bytes)
                 compared = "weight bytes"
         else:
-            result = answer(ref["query"])
+            result = ask(ref["query"])
             estimate, compared = _memory_as_measured(result.plans[0].memory, ref.get("measured_by", ""))
     except Exception as err:  # a reference the engine cannot read is reported, not hidden
         return Row(ref, measured, None, None, f"error: {err}")

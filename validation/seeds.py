@@ -6,31 +6,29 @@ Run from the repository root: .venv/bin/python validation/seeds.py
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import engine
+from engine.catalog import find_model
+from engine.quant import gguf_file_bytes
 
-import engine  # noqa: E402
-from engine.catalog import find_model  # noqa: E402
-from engine.quant import gguf_file_bytes  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 GB = 1e9
 GIB = 1024**3
 
 
 def states_gb(query: str) -> float:
-    m = engine.answer(query).plans[0].memory
+    m = engine.ask(query).plans[0].memory
     return (m.weights + m.gradients + m.optimizer) / GB
 
 
 def total_gib(query: str) -> float:
-    return engine.answer(query).plans[0].memory.total / GIB
+    return engine.ask(query).plans[0].memory.total / GIB
 
 
 def decode(query: str) -> float:
-    return engine.answer(query).plans[0].speed.decode_tokens_per_s or 0.0
+    return engine.ask(query).plans[0].speed.decode_tokens_per_s or 0.0
 
 
 def rows() -> list[tuple[str, str, str, str]]:
@@ -54,7 +52,7 @@ def rows() -> list[tuple[str, str, str, str]]:
                 f"{states_gb(q):.0f} GB with pure-bf16 AdamW; 208 GB with mixed precision", q,
                 "8 B/param again: depends on the optimizer recipe"))
     q = "llama-2-13b full-finetune gpu=4090 gpus=4 zero=3 optimizer=adamw-bf16"
-    plan = engine.answer(q).plans[0]
+    plan = engine.ask(q).plans[0]
     out.append(("000: 13B full fine-tune on 4x 4090 with ZeRO-3 'barely runs' at batch 1-2",
                 f"{plan.memory.total / GIB:.1f} GiB per GPU of 24 "
                 f"({'fits' if plan.memory.fits else 'does not fit'} with 20% headroom)", q,
@@ -67,7 +65,7 @@ def rows() -> list[tuple[str, str, str, str]]:
                 "consistent at short context; the KV cache, not a flat 20%, decides at long "
                 "context or many users"))
     q = "llama-3.1-70b serve gpu=h200 gpus=1"
-    plan = engine.answer(q).plans[0]
+    plan = engine.ask(q).plans[0]
     out.append(("000: 70B FP16 is 140 GB: not one A100 80GB, but 2x A100 or 1x H200 141GB",
                 f"{plan.memory.weights / GB:.0f} GB of weights; 1x H200: "
                 f"{'fits' if plan.memory.fits else 'does not fit'} with headroom", q,
@@ -91,7 +89,7 @@ def rows() -> list[tuple[str, str, str, str]]:
     out.append(("000: LoRA cuts memory to a quarter",
                 f"8B: {lora:.1f} GiB vs {full:.1f} GiB full ({lora / full:.0%})",
                 "gpusize llama-3.1-8b lora gpu=h100 gpus=1", "roughly consistent"))
-    plan = engine.answer("llama-3.1-70b full-finetune gpu=a800 gpus=8 region=chengdu hours=730"
+    plan = engine.ask("llama-3.1-70b full-finetune gpu=a800 gpus=8 region=chengdu hours=730"
                          ).plans[0]
     out.append(("000: 8x A800 at 8-12 kW costs 5,000-10,000 CNY/month in electricity (Chengdu)",
                 f"{plan.cost.buy.monthly_power:,.0f} CNY/month at 730 h",

@@ -1,93 +1,24 @@
-"""Real parts for the bot's tests: a throwaway redis-server, a Slack Web API stand-in that records
-every request body, and the bot itself as a real HTTP server in its own process."""
+"""Fixtures over the real parts in tests/harness.py: a throwaway redis-server per session (flushed
+per test), a Slack Web API stand-in per test, and bots started as real processes."""
 
 from __future__ import annotations
 
-import itertools
-import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import threading
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from slack_sdk.signature import SignatureVerifier
 
-SECRET = "test-signing-secret"
-TOKEN = "xoxb-test-token"
-TEAM = "T0TEAM"
-BOT_USER = "UBOT0001"
-REDIS_SERVER = shutil.which("redis-server")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-# -- Redis ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class RedisServer:
-    port: int
-    directory: Path
-    process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self, *, appendonly: bool = False) -> None:
-        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--enable-debug-command", "local",
-                "--appendonly", "yes" if appendonly else "no", "--dir", str(self.directory)]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def stop(self) -> None:
-        if self.process:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
-
-    def command(self, *parts: str) -> Any:
-        import redis
-
-        return redis.Redis.from_url(self.url, decode_responses=True).execute_command(*parts)
-
-    def wait_for_conversation(self, thread_ts: str, *, field: str = "_stage",
-                              timeout: float = 10) -> dict[str, str]:
-        """The bot stores a conversation right after posting its first message: wait for it."""
-        key = f"gpusize:v1:conv:T0TEAM:C0CHAN:{thread_ts}"
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            state = self.command("HGETALL", key)
-            if field in state:
-                return state
-            time.sleep(0.02)
-        raise AssertionError(f"no conversation stored at {key}")
+from tests.harness import (
+    REDIS_SERVER,
+    SECRET,
+    TOKEN,
+    Bot,
+    RedisServer,
+    SlackStub,
+    free_port,
+    serve_stub,
+)
 
 
 @pytest.fixture(scope="session")
@@ -106,242 +37,13 @@ def redis_url(redis_server: RedisServer) -> str:
     return redis_server.url
 
 
-# -- the Slack Web API stand-in -------------------------------------------------------------------
-
-
-@dataclass
-class Call:
-    method: str
-    body: dict[str, Any]
-
-
-@dataclass
-class SlackStub:
-    port: int
-    calls: list[Call] = field(default_factory=list)
-    not_in_channel: set[str] = field(default_factory=set)
-    fail_next: list[dict[str, Any]] = field(default_factory=list)
-    delay_s: float = 0.0  # answer every Web API call this late (timeouts)
-    locales: dict[str, str] = field(default_factory=dict)  # users.info locale per user
-    admins: set[str] = field(default_factory=set)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    ts: Any = field(default_factory=lambda: itertools.count(1))
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/api/"
-
-    def response_url(self, name: str = "r1") -> str:
-        return f"http://127.0.0.1:{self.port}/response/{name}"
-
-    def of(self, method: str) -> list[Call]:
-        with self.lock:
-            return [c for c in self.calls if c.method == method]
-
-    def wait_for(self, method: str, count: int = 1, timeout: float = 10) -> list[Call]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = self.of(method)
-            if len(found) >= count:
-                return found
-            time.sleep(0.02)
-        raise AssertionError(f"expected {count} {method} call(s), got {self.of(method)}")
-
-    def clear(self) -> None:
-        with self.lock:
-            self.calls.clear()
-
-
-def _stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path.startswith("/upload/"):  # files_upload_v2's second step: raw bytes
-                with stub.lock:
-                    stub.calls.append(Call("upload", {"file": self.path.rsplit("/", 1)[-1],
-                                                      "bytes": data}))
-                self._reply(200, {"ok": True})
-                return
-            raw = data.decode()
-            query = urllib.parse.urlparse(self.path).query
-            if query:  # params sent in the query string (files.getUploadURLExternal)
-                raw = raw + ("&" if raw else "") + query
-            if "json" in (self.headers.get("Content-Type") or ""):
-                body = json.loads(raw or "{}")
-            else:
-                body = {k: v[0] for k, v in urllib.parse.parse_qs(raw).items()}
-                for key in ("blocks",):
-                    if isinstance(body.get(key), str):
-                        body[key] = json.loads(body[key])
-            path = self.path.split("?", 1)[0]  # auth.test arrives as auth.test?team_id=T...
-            method = path.rsplit("/", 1)[-1] if path.startswith("/api/") else "response_url"
-            with stub.lock:
-                stub.calls.append(Call(method, body))
-            if stub.delay_s and method != "auth.test":
-                time.sleep(stub.delay_s)
-            with stub.lock:
-                # failures are for chat.postMessage unless an entry names another method
-                failure = None
-                if stub.fail_next and stub.fail_next[0].get("method", "chat.postMessage") == method:
-                    failure = stub.fail_next.pop(0)
-            reply: dict[str, Any] = {"ok": True}
-            status = 200
-            if failure:
-                status = failure.get("status", 200)
-                reply = failure.get("body", {"ok": False, "error": "fatal_error"})
-            elif method == "auth.test":
-                reply |= {"user_id": BOT_USER, "bot_id": "BBOT0001", "team_id": TEAM,
-                          "user": "gpusize", "team": "test", "url": "https://test.slack.com/"}
-            elif method == "chat.postMessage":
-                if body.get("channel") in stub.not_in_channel:
-                    reply = {"ok": False, "error": "not_in_channel"}
-                else:
-                    reply |= {"channel": body.get("channel"), "ts": f"1700000000.{next(stub.ts):06d}"}
-            elif method == "chat.update":
-                reply |= {"channel": body.get("channel"), "ts": body.get("ts")}
-            elif method == "users.info":
-                user = body.get("user", "")
-                reply |= {"user": {"id": user, "locale": stub.locales.get(user, "en-US"),
-                                   "is_admin": user in stub.admins, "tz": "Asia/Shanghai"}}
-            elif method == "files.getUploadURLExternal":
-                file_id = f"F{next(stub.ts):06d}"
-                reply |= {"file_id": file_id,
-                          "upload_url": f"http://127.0.0.1:{stub.port}/upload/{file_id}"}
-            elif method == "files.completeUploadExternal":
-                files = body.get("files")
-                files = json.loads(files) if isinstance(files, str) else files or []
-                reply |= {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
-            elif method == "files.info":
-                reply |= {"file": {"id": body.get("file")}}
-            self._reply(status, reply)
-
-        def do_GET(self) -> None:
-            self.do_POST()
-
-        def _reply(self, status: int, reply: dict[str, Any]) -> None:
-            data = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            if status == 429:
-                self.send_header("Retry-After", "1")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    return Handler
-
-
 @pytest.fixture
 def slack() -> Iterator[SlackStub]:
     stub = SlackStub(port=free_port())
-    server = ThreadingHTTPServer(("127.0.0.1", stub.port), _stub_handler(stub))
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                     daemon=True).start()
+    server = serve_stub(stub)
     yield stub
     server.shutdown()
     server.server_close()
-
-
-# -- the bot ------------------------------------------------------------------------------------
-
-
-@dataclass
-class Bot:
-    env: dict[str, str]
-    port: int
-    process: subprocess.Popen | None = None
-    log: Path | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> Bot:
-        exe = shutil.which("gpusize", path=str(Path(sys.executable).parent))
-        cmd = [exe] if exe else [sys.executable, "-m", "gpusize"]
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
-        self.process = subprocess.Popen([*cmd, "serve", "--host=127.0.0.1"],
-                                        env={**os.environ, **self.env, "PORT": str(self.port)},
-                                        stdout=out, stderr=out)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"bot exited: {self.log.read_text() if self.log else ''}")
-            try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=0.5) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("bot did not start")
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-        self.process = None
-
-    def kill(self) -> None:
-        if self.process:
-            self.process.kill()
-            self.process.wait(timeout=10)
-            self.process = None
-
-    # signed requests, exactly as Slack sends them
-
-    def post(self, body: bytes, content_type: str, *, timestamp: int | None = None,
-             secret: str = SECRET, headers: dict[str, str] | None = None) -> tuple[int, str]:
-        ts = str(timestamp if timestamp is not None else int(time.time()))
-        signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
-        req = urllib.request.Request(self.url + "/slack/events", data=body, method="POST",
-                                     headers={"Content-Type": content_type,
-                                              "X-Slack-Request-Timestamp": ts,
-                                              "X-Slack-Signature": signature, **(headers or {})})
-        try:
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
-
-    def command(self, text: str, *, channel: str = "C0CHAN", user: str = "U0ALICE",
-                response_url: str = "", team: str = TEAM, **kw: Any) -> tuple[int, str]:
-        form = {"token": "legacy", "team_id": team, "team_domain": "test", "channel_id": channel,
-                "channel_name": "general", "user_id": user, "user_name": "alice",
-                "command": "/gpusize", "text": text, "api_app_id": "A0APP",
-                "response_url": response_url, "trigger_id": "1.2.3"}
-        return self.post(urllib.parse.urlencode(form).encode(),
-                         "application/x-www-form-urlencoded", **kw)
-
-    def event(self, event: dict[str, Any], *, event_id: str, team: str = TEAM,
-              **kw: Any) -> tuple[int, str]:
-        body = {"token": "legacy", "team_id": team, "api_app_id": "A0APP", "type": "event_callback",
-                "event_id": event_id, "event_time": int(time.time()), "event": event,
-                "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]}
-        return self.post(json.dumps(body).encode(), "application/json", **kw)
-
-    def action(self, *, action_id: str, value: str | None, message_ts: str,
-               thread_ts: str | None = None, channel: str = "C0CHAN", user: str = "U0BOB",
-               selected: str | None = None, action_ts: str | None = None) -> tuple[int, str]:
-        action: dict[str, Any] = {"action_id": action_id, "block_id": "b", "type": "button",
-                                  "action_ts": action_ts or f"{time.time():.6f}"}
-        if selected is not None:
-            action |= {"type": "static_select", "selected_option": {
-                "text": {"type": "plain_text", "text": selected}, "value": selected}}
-        else:
-            action["value"] = value
-        message = {"ts": message_ts, "type": "message", "user": BOT_USER}
-        if thread_ts:
-            message["thread_ts"] = thread_ts
-        payload = {"type": "block_actions", "team": {"id": TEAM}, "api_app_id": "A0APP",
-                   "user": {"id": user, "team_id": TEAM}, "channel": {"id": channel},
-                   "container": {"type": "message", "message_ts": message_ts, "channel_id": channel},
-                   "message": message, "actions": [action], "trigger_id": "1.2.3",
-                   "response_url": ""}
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-        return self.post(body, "application/x-www-form-urlencoded")
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from tests.bot.conftest import Bot, RedisServer, SlackStub
+from tests.harness import Bot, RedisServer, SlackStub
 
 
 def texts(blocks: list[dict]) -> str:

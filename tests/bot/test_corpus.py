@@ -15,13 +15,12 @@ from typing import Any
 import pytest
 
 from bot import pricecommands
-from bot.dialog import fields_to_inputs, inputs_to_fields
-from bot.followup import parse_followup
-from bot.render import clean_input
 from engine import UnknownModel
-from engine.parse import ParseError, build_request, parse
+from engine.parse import ParseError, build_request, parse, read_reply
+from engine.request import Draft
 from engine.resolve import resolve_model
-from tests.bot.conftest import RedisServer, SlackStub
+from present.blockkit import clean_input
+from tests.harness import RedisServer, SlackStub
 
 CORPUS: list[str] = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "bad_inputs.json").read_text(encoding="utf-8"))
@@ -49,7 +48,7 @@ def test_grammar_only_raises_its_own_error(text: str) -> None:
 
 @pytest.mark.parametrize("text", CORPUS)
 def test_follow_up_and_quote_parsers_only_raise_their_own_error(text: str) -> None:
-    for attempt in (lambda: parse_followup(clean_input(text)),
+    for attempt in (lambda: read_reply(clean_input(text)),
                     lambda: pricecommands.parse_quote(clean_input(text), team_user="U1",
                                                       today=date(2026, 11, 30))):
         try:
@@ -97,16 +96,16 @@ def expected(state: dict[str, Any], text: str) -> str:
     """What the dialog should do with this reply: "ignore" (chatter), "refuse" (a private
     message, nothing changes) or "answer" (the request changes and a new answer is posted)."""
     try:
-        fields = parse_followup(clean_input(text))
+        change = read_reply(clean_input(text))
     except ParseError:
         return "refuse"
-    if fields is None:
+    if change is None:
         return "ignore"
-    merged = {**state, **fields_to_inputs(fields)}
+    merged = Draft(state).merged(change)
     try:
-        if merged.get("method"):
-            build_request(inputs_to_fields(merged))
-        resolve_model(merged["model"])
+        if merged.method:
+            build_request(merged)
+        resolve_model(merged.model)
     except ParseError as err:
         return "answer" if "quant=" in err.token and "quant" in state else "refuse"
     except UnknownModel:

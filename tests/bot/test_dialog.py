@@ -8,7 +8,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tests.bot.conftest import BOT_USER, Bot, RedisServer, SlackStub
+from tests.harness import BOT_USER, Bot, RedisServer, SlackStub
 
 
 def texts(blocks: list[dict]) -> str:

@@ -21,8 +21,9 @@ from bot import pricecommands
 from bot.digest import Digests, Subscription, latest_slot, parse_subscribe
 from bot.pricestore import PriceStore
 from engine.parse import ParseError
-from tests.bot.conftest import TOKEN, SlackStub
-from tests.bot.test_render import check_blocks
+from present import blockkit
+from tests.harness import TOKEN, SlackStub
+from tests.present.test_slack import check_blocks
 
 TUESDAY = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)  # 11:00 in Shanghai, a Tuesday
 
@@ -123,9 +124,7 @@ def test_digest_with_many_changes_fits_block_kit(redis_url: str, slack: SlackStu
                                         "quoted": TUESDAY.date()}) for r in records]
         await d.prices.add("global", cheaper)
         sections, title = await d.compose("T0TEAM", "C0DIGEST", now=TUESDAY)
-        from bot import render
-
-        return render.blocks("digest.json.j2", d={"sections": sections, "title": title})
+        return blockkit.blocks("digest.json.j2", d={"sections": sections, "title": title})
 
     blocks = asyncio.run(go())
     check_blocks(blocks)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.bot.conftest import TEAM, Bot, RedisServer, SlackStub, free_port
+from tests.harness import TEAM, Bot, RedisServer, SlackStub, free_port
 
 ROOT = "1700000000.000001"
 
@@ -132,7 +132,7 @@ def test_protocol_rejections(bot: Bot, slack: SlackStub, tamper: str) -> None:
     now = int(time.time())
     from slack_sdk.signature import SignatureVerifier
 
-    from tests.bot.conftest import SECRET
+    from tests.harness import SECRET
 
     sig = SignatureVerifier(SECRET).generate_signature(timestamp=str(now), body=body)
     headers = {"Content-Type": "application/x-www-form-urlencoded",

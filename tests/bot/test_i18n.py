@@ -8,7 +8,7 @@ import re
 
 from PIL import Image
 
-from tests.bot.conftest import Bot, RedisServer, SlackStub
+from tests.harness import Bot, RedisServer, SlackStub
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 ROOT = "1700000000.000001"

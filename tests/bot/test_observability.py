@@ -7,7 +7,7 @@ import logging
 import urllib.request
 
 from bot.observability import JsonFormatter, Redactor, new_request_id
-from tests.bot.conftest import SECRET, TOKEN, Bot, SlackStub
+from tests.harness import SECRET, TOKEN, Bot, SlackStub
 
 
 def test_metrics_count_commands_and_latency(bot: Bot, slack: SlackStub) -> None:

@@ -22,9 +22,9 @@ import engine
 from bot import feeds, pricecommands
 from bot.pricestore import GLOBAL, PriceStore, catalog_records, newest
 from engine.parse import ParseError, parse
-from engine.plan import estimate
+from engine.sizing import answer_for
 from engine.resolve import resolve_model
-from tests.bot.conftest import Bot, SlackStub, free_port
+from tests.harness import Bot, SlackStub, free_port
 
 TODAY = date(2026, 11, 30)
 
@@ -58,8 +58,8 @@ def test_quotes_are_isolated_between_workspaces_and_used_in_answers(redis_url: s
     book_a, book_b = run(go())
     spec, _ = resolve_model("llama-3.1-70b")
     req = parse("llama-3.1-70b lora gpu=h100 gpus=4")
-    plan_a = estimate(spec, req, book=book_a, today=TODAY).plans[0]
-    plan_b = estimate(spec, req, book=book_b, today=TODAY).plans[0]
+    plan_a = answer_for(spec, req, book=book_a, today=TODAY).plans[0]
+    plan_b = answer_for(spec, req, book=book_b, today=TODAY).plans[0]
     assert any("Chengdu IDC A" in s for s in plan_a.cost.price_sources)
     assert not any("Chengdu IDC A" in s for s in plan_b.cost.price_sources)
     # 4 cards x 150k / 0.65 (cards' share of a server)
@@ -249,6 +249,6 @@ def test_slash_price_and_quote_over_http(bot: Bot, slack: SlackStub) -> None:
 
 
 def test_engine_default_book_is_the_catalog() -> None:
-    plan = engine.answer("13B lora gpu=h100 gpus=1").plans[0]
+    plan = engine.ask("13B lora gpu=h100 gpus=1").plans[0]
     assert plan.cost.buy.capex == pytest.approx(225_000 / 0.65, rel=1e-3)
     assert datetime.now(UTC).year >= 2026

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import engine
 from engine import cost
 from engine.catalog import find_gpu
+from engine.parse import parse
 from engine.prices import price_book
 
 BOOK = price_book()
@@ -97,7 +98,7 @@ def test_seed_rent_vs_own_example_contradicts_its_400h_rule() -> None:
 
 
 def test_answer_cost_document() -> None:
-    plan = engine.answer("13B full-finetune gpu=4090 gpus=16").plans[0]
+    plan = engine.ask("13B full-finetune gpu=4090 gpus=16").plans[0]
     c = plan.cost
     assert c is not None and c.currency == "CNY"
     assert c.buy.capex == pytest.approx(2 * 100_000 * 2, rel=0.3)  # 2 x 8-card servers
@@ -106,7 +107,7 @@ def test_answer_cost_document() -> None:
 
 
 def test_job_cost_for_tokens() -> None:
-    plan = engine.answer("llama-3.1-8b lora gpu=h100 gpus=8 tokens=1B").plans[0]
+    plan = engine.ask("llama-3.1-8b lora gpu=h100 gpus=8 tokens=1B").plans[0]
     hours = plan.speed.train_hours
     assert hours == pytest.approx(1e9 / plan.speed.train_tokens_per_s / 3600, rel=1e-2)
     assert plan.cost.job.rent == pytest.approx(plan.cost.rent.per_gpu_hour * 8 * hours, rel=1e-2)
@@ -119,21 +120,21 @@ def test_more_budget_never_yields_a_worse_best_plan(low: int, extra: int, query:
     from engine.recommend import score
 
     def best(budget_k: int):
-        ans = engine.answer(f"{query} budget={budget_k}k")
-        req = engine.parse(f"{query} budget={budget_k}k")
+        ans = engine.ask(f"{query} budget={budget_k}k")
+        req = parse(f"{query} budget={budget_k}k")
         return score(ans.plans[0], req)[0]
 
     assert best(low + extra) <= best(low)
 
 
 def test_over_budget_says_what_the_cheapest_fit_costs() -> None:
-    ans = engine.answer("llama-3.1-70b full-finetune budget=1k")
+    ans = engine.ask("llama-3.1-70b full-finetune budget=1k")
     assert ans.recommendation.startswith("Nothing fits the budget")
     assert "to buy" in ans.recommendation
 
 
 def test_no_fit_on_the_pinned_card_lists_what_would() -> None:
-    ans = engine.answer("llama-3.1-8b full-finetune gpu=4090 gpus=1")
+    ans = engine.ask("llama-3.1-8b full-finetune gpu=4090 gpus=1")
     assert ans.recommendation.startswith("Does not fit 1 x GeForce RTX 4090")
     changes = [a.change for a in ans.alternatives]
     assert any(c.startswith("with QLoRA: fits 1 x GeForce RTX 4090") for c in changes)
@@ -141,17 +142,17 @@ def test_no_fit_on_the_pinned_card_lists_what_would() -> None:
 
 
 def test_seeds_advice_and_trial() -> None:
-    ans = engine.answer("llama-3.1-405b lora")
+    ans = engine.ask("llama-3.1-405b lora")
     assert any("rent" in a for a in ans.advice) and any("> 70B" in a for a in ans.advice)
-    small = engine.answer("qwen2.5-1.5b lora tokens=20M")
+    small = engine.ask("qwen2.5-1.5b lora tokens=20M")
     assert small.trial is not None and small.trial.epoch_tokens == 20_000_000
-    serve = engine.answer("llama-3.1-8b serve users=30")
+    serve = engine.ask("llama-3.1-8b serve users=30")
     assert any("10-50 concurrent users" in a for a in serve.advice)
 
 
 def test_rank_by_time_prefers_faster_plans() -> None:
-    cheap = engine.answer("llama-3.1-8b lora tokens=2B").plans[0]
-    fast = engine.answer("llama-3.1-8b lora tokens=2B rank=time").plans[0]
+    cheap = engine.ask("llama-3.1-8b lora tokens=2B").plans[0]
+    fast = engine.ask("llama-3.1-8b lora tokens=2B rank=time").plans[0]
     assert fast.speed.train_hours <= cheap.speed.train_hours
-    assert engine.parse("llama-3.1-8b lora rank=time").goal == "time"
-    assert engine.parse("llama-3.1-8b lora rank=32").rank == 32
+    assert parse("llama-3.1-8b lora rank=time").goal == "time"
+    assert parse("llama-3.1-8b lora rank=32").rank == 32

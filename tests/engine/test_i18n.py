@@ -19,7 +19,7 @@ import pytest
 from engine.i18n import _, catalog, from_locale, language, money
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("engine", "bot", "gpusize")
+PACKAGES = ("engine", "present", "bot", "gpusize")
 MARKERS = ("_", "N_")
 PO = ROOT / "engine" / "locale" / "zh" / "LC_MESSAGES" / "gpusize.po"
 TEMPLATE_CALL = re.compile(r"""\b_\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*\)""")
@@ -201,14 +201,14 @@ def test_engine_answer_in_chinese() -> None:
     from engine.resolve import resolve_model
 
     with language("zh"):
-        ans = engine.answer("13B lora")
+        ans = engine.ask("13B lora")
     assert CHINESE.search(ans.recommendation)
     assert ans.recommendation.startswith("推荐")
     _spec, notes = resolve_model("13B")  # the model resolver's notes are not marked (English)
     ours = [line for line in ans.assumptions if line not in notes]
     assert len(ours) >= 10 and all(CHINESE.search(line) for line in ours)
     assert ans.trial is not None and CHINESE.search(ans.trial.note)
-    english = engine.answer("13B lora")
+    english = engine.ask("13B lora")
     assert not CHINESE.search(english.recommendation)
     assert not any(CHINESE.search(line) for line in english.assumptions)
 

@@ -104,13 +104,13 @@ def test_activations_without_checkpointing_llama8b() -> None:
     # per token per block: 2 bytes x (4 x 4096 norm in/out) + 2 x (q 4096 + k,v 2 x 1024 +
     # attention out 4096 + 4 x 14336 MLP) = 32,768 + 135,168 = 167,936; x 2048 tokens x 32 blocks
     got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="none",
-                             method="full-finetune", targets="all", rank=16, compiled=True)
+                             adapters=False, targets="all", rank=16, compiled=True)
     assert got == 167_936 * 2048 * 32 == 11_005_853_696
 
 
 def test_eager_norms_keep_fp32_copies() -> None:
     # eager RMSNorm: + 6 x 4096 bytes per norm, 2 norms per block: 49,152 more per token-block
-    kw = {"seq": 2048, "batch": 1, "tp": 1, "checkpointing": "none", "method": "full-finetune",
+    kw = {"seq": 2048, "batch": 1, "tp": 1, "checkpointing": "none", "adapters": False,
           "targets": "all", "rank": 16}
     eager = memory.activations(LLAMA8B, compiled=False, **kw)
     assert eager - memory.activations(LLAMA8B, compiled=True, **kw) == 49_152 * 2048 * 32
@@ -119,12 +119,12 @@ def test_eager_norms_keep_fp32_copies() -> None:
 def test_activations_full_checkpointing_keeps_block_inputs_plus_one_block() -> None:
     # 2048 x 2 x 4096 x 32 block inputs + one block recomputed (167,936 x 2048)
     got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="full",
-                             method="full-finetune", targets="all", rank=16, compiled=True)
+                             adapters=False, targets="all", rank=16, compiled=True)
     assert got == 2048 * 2 * 4096 * 32 + 167_936 * 2048
 
 
 def test_selective_sits_between_none_and_full() -> None:
-    kw = {"seq": 4096, "batch": 2, "tp": 1, "method": "full-finetune", "targets": "all", "rank": 8}
+    kw = {"seq": 4096, "batch": 2, "tp": 1, "adapters": False, "targets": "all", "rank": 8}
     none, sel, full = (memory.activations(LLAMA8B, checkpointing=c, **kw)
                        for c in ("none", "selective", "full"))
     assert full < sel < none
@@ -144,7 +144,7 @@ def test_interleaved_gradients_and_activations() -> None:
 
 
 def test_activation_offload_keeps_two_layers() -> None:
-    kw = {"seq": 4096, "batch": 2, "tp": 1, "checkpointing": "full", "method": "lora",
+    kw = {"seq": 4096, "batch": 2, "tp": 1, "checkpointing": "full", "adapters": True,
           "targets": "all", "rank": 64, "compiled": True}
     on_gpu = memory.activations(LLAMA8B, offloaded=False, **kw)
     offloaded = memory.activations(LLAMA8B, offloaded=True, **kw)
@@ -161,8 +161,8 @@ def test_lora_params_llama8b_rank16_all_linear() -> None:
 
 def test_lora_on_attention_only_saves_fewer_activations() -> None:
     kw = {"seq": 2048, "batch": 1, "tp": 1, "checkpointing": "none", "rank": 16}
-    attn = memory.activations(LLAMA8B, method="lora", targets="attn", **kw)
-    full = memory.activations(LLAMA8B, method="lora", targets="all", **kw)
+    attn = memory.activations(LLAMA8B, adapters=True, targets="attn", **kw)
+    full = memory.activations(LLAMA8B, adapters=True, targets="all", **kw)
     assert attn < full
 
 
@@ -175,9 +175,10 @@ def test_overhead_counts_nccl_only_with_several_gpus() -> None:
 @settings(max_examples=60, deadline=None)
 @given(seq=st.integers(1, 65536), batch=st.integers(1, 64),
        ckpt=st.sampled_from(["none", "selective", "full"]),
-       method=st.sampled_from(["full-finetune", "lora", "qlora"]))
-def test_activations_grow_with_seq_and_batch(seq: int, batch: int, ckpt: str, method: str) -> None:
-    kw = {"tp": 1, "checkpointing": ckpt, "method": method, "targets": "all", "rank": 8}
+       adapters=st.booleans())
+def test_activations_grow_with_seq_and_batch(seq: int, batch: int, ckpt: str,
+                                             adapters: bool) -> None:
+    kw = {"tp": 1, "checkpointing": ckpt, "adapters": adapters, "targets": "all", "rank": 8}
     base = memory.activations(LLAMA8B, seq=seq, batch=batch, **kw)
     assert memory.activations(LLAMA8B, seq=seq + 1, batch=batch, **kw) > base
     assert memory.activations(LLAMA8B, seq=seq, batch=batch + 1, **kw) > base

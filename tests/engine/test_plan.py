@@ -10,17 +10,17 @@ import engine
 from engine import catalog
 from engine.family import template_spec
 from engine.parse import parse
-from engine.plan import estimate
+from engine.sizing import answer_for
 
 GIB = 1024**3
 
 
 def mem(text: str):
-    return engine.answer(text).plans[0].memory
+    return engine.ask(text).plans[0].memory
 
 
 def test_pinned_plan_is_first_and_evaluated_even_when_it_does_not_fit() -> None:
-    ans = engine.answer("llama-3.1-8b full-finetune gpu=4090 gpus=1")
+    ans = engine.ask("llama-3.1-8b full-finetune gpu=4090 gpus=1")
     assert ans.pinned and ans.plans[0].gpu == "rtx-4090" and ans.plans[0].gpus == 1
     m = ans.plans[0].memory
     assert not m.fits
@@ -34,14 +34,14 @@ def test_pinned_plan_is_first_and_evaluated_even_when_it_does_not_fit() -> None:
 
 
 def test_pinned_multi_gpu_picks_lightest_zero_stage_that_fits() -> None:
-    plan = engine.answer("llama-3.1-8b full-finetune gpu=a100-80gb gpus=8").plans[0]
+    plan = engine.ask("llama-3.1-8b full-finetune gpu=a100-80gb gpus=8").plans[0]
     assert plan.memory.fits and plan.settings.zero == 1  # optimizer sharding suffices
-    forced = engine.answer("llama-3.1-8b full-finetune gpu=a100-80gb gpus=8 zero=3").plans[0]
+    forced = engine.ask("llama-3.1-8b full-finetune gpu=a100-80gb gpus=8 zero=3").plans[0]
     assert forced.settings.zero == 3 and forced.memory.total < plan.memory.total
 
 
 def test_unpinned_smallest_count_per_card() -> None:
-    ans = engine.answer("llama-3.1-8b full-finetune")
+    ans = engine.ask("llama-3.1-8b full-finetune")
     by_card = {p.gpu: p for p in ans.plans}
     # 8.03B x 16 B = 128 GB of model states: one 80 GB card cannot hold them, two can
     assert by_card["h100-sxm"].gpus == 2 and by_card["h100-sxm"].memory.fits
@@ -51,12 +51,12 @@ def test_unpinned_smallest_count_per_card() -> None:
         assert p.memory.fits
         # and one card fewer would not have fitted (or it is already the minimum)
         if p.gpus > 1:
-            smaller = engine.answer(f"llama-3.1-8b full-finetune gpu={p.gpu} gpus={p.gpus // 2}")
+            smaller = engine.ask(f"llama-3.1-8b full-finetune gpu={p.gpu} gpus={p.gpus // 2}")
             assert not smaller.plans[0].memory.fits
 
 
 def test_pcie_cards_do_not_get_tensor_parallel_for_serving() -> None:
-    ans = engine.answer("llama-3.1-70b inference")
+    ans = engine.ask("llama-3.1-70b inference")
     by_card = {p.gpu: p for p in ans.plans}
     assert by_card["rtx-4090"].settings.tp == 1 and by_card["rtx-4090"].settings.pp > 1
     assert by_card["a100-80gb"].settings.tp == by_card["a100-80gb"].gpus
@@ -91,7 +91,7 @@ def test_kv_cache_scales_with_users_in_plans() -> None:
 
 
 def test_assumptions_name_recipe_checkpointing_and_headroom() -> None:
-    text = " ".join(engine.answer("13B full-finetune").assumptions)
+    text = " ".join(engine.ask("13B full-finetune").assumptions)
     for needle in ("AdamW", "checkpointing", "headroom 20%", "template", "2048"):
         assert needle in text
 
@@ -140,14 +140,14 @@ def test_sharding_never_grows_memory(stage: int, gpus: int) -> None:
     assert mem(q.format(gpus * 2, 3)).total <= mem(q.format(gpus, 3)).total
 
 
-def test_estimate_takes_any_spec_without_the_catalog() -> None:
+def test_answer_for_takes_any_spec_without_the_catalog() -> None:
     spec, _ = template_spec("2B")
-    ans = estimate(spec, parse("2B lora gpu=4090 gpus=1"))
+    ans = answer_for(spec, parse("2B lora gpu=4090 gpus=1"))
     assert ans.plans[0].memory.fits and ans.model.template
 
 
 def test_every_catalog_model_answers_every_method() -> None:
     for name in catalog.models():
         for method in ("full-finetune", "lora", "qlora", "inference", "pretrain"):
-            ans = engine.answer(f"{name} {method}")
+            ans = engine.ask(f"{name} {method}")
             assert ans.assumptions and ans.model.params > 0, (name, method)

@@ -13,11 +13,14 @@ from redis.exceptions import RedisError
 
 from bot import keys
 from bot.dialog import Dialog
+from bot.language import Languages
 from bot.observability import REDIS_ERRORS
 from engine.i18n import set_language
+from engine.request import Draft
 
 log = logging.getLogger("gpusize.bot")
 Handler = Callable[..., Awaitable[None]]
+Work = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
@@ -38,34 +41,35 @@ async def _first_press(dialog: Dialog, body: dict[str, Any]) -> bool:
         return True
 
 
-def _guarded(dialog: Dialog, work: Callable[[dict[str, Any]], Awaitable[None]]) -> Handler:
+def guarded(dialog: Dialog, languages: Languages, work: Work) -> Handler:
+    """Ack, answer in the presser's language, take a double click once, apologise on failure."""
     async def listener(ack: Any, body: dict[str, Any]) -> None:
         await ack()
         team, channel, thread_ts, _message, user = _where(body)
-        set_language(await dialog.language_for(team, user))
+        set_language(await languages.of(team, user))
         if not await _first_press(dialog, body):  # a double click is taken once
             return
         try:
             await work(body)
         except RedisError:
             REDIS_ERRORS.labels("button").inc()
-            await dialog.apologise(channel, user, thread_ts, store_down=True)
+            await dialog.replies.apologise(channel, user, thread_ts, store_down=True)
         except Exception:
             log.exception("button handling failed")
-            await dialog.apologise(channel, user, thread_ts, store_down=False)
+            await dialog.replies.apologise(channel, user, thread_ts, store_down=False)
 
     return listener
 
 
-def answer_method(dialog: Dialog) -> Handler:
+def answer_method(dialog: Dialog) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, message_ts, user = _where(body)
         await dialog.answer_method(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                    message_ts=message_ts, method=body["actions"][0]["value"])
-    return _guarded(dialog, work)
+    return work
 
 
-def answer_budget(dialog: Dialog) -> Handler:
+def answer_budget(dialog: Dialog) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, message_ts, user = _where(body)
         action = body["actions"][0]
@@ -73,27 +77,27 @@ def answer_budget(dialog: Dialog) -> Handler:
         await dialog.answer_budget(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                    message_ts=message_ts,
                                    budget=None if action["action_id"].endswith("_skip") else budget)
-    return _guarded(dialog, work)
+    return work
 
 
-def whatif(dialog: Dialog, name: str) -> Handler:
+def whatif(dialog: Dialog, name: str) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, _, user = _where(body)
         await dialog.follow_up(team=team, channel=channel, thread_ts=thread_ts, user=user,
-                               inputs={name: body["actions"][0]["value"]})
-    return _guarded(dialog, work)
+                               change=Draft({name: body["actions"][0]["value"]}))
+    return work
 
 
-def show_breakdown(dialog: Dialog, kind: str) -> Handler:
+def show_breakdown(dialog: Dialog, kind: str) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, _, _ = _where(body)
         await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts, kind=kind)
-    return _guarded(dialog, work)
+    return work
 
 
-def show_chart(dialog: Dialog, kind: str) -> Handler:
+def show_chart(dialog: Dialog, kind: str) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, _, _ = _where(body)
         await dialog.chart(team=team, channel=channel, thread_ts=thread_ts, kind=kind,
                            card=body["actions"][0].get("value", ""))
-    return _guarded(dialog, work)
+    return work

@@ -13,13 +13,15 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from bot import pricecommands
-from bot.dialog import Dialog, help_message, notice
+from bot.dialog import Dialog, help_message
 from bot.digest import USAGE as DIGEST_USAGE
 from bot.digest import Digests, parse_subscribe
+from bot.language import Languages
 from bot.observability import COMMANDS, REDIS_ERRORS
-from bot.render import channel_ref, clean_input
+from bot.replies import Notice
 from engine import ParseError, UnknownModel
 from engine.i18n import N_, _, set_language
+from present.blockkit import channel_ref, clean_input
 
 log = logging.getLogger("gpusize.bot")
 HELP_WORDS = ("", "help", "-h", "--help", "?")
@@ -28,22 +30,23 @@ STORE_DOWN = N_("Prices and digests live in Redis, which is not answering right 
                 "soon.")
 
 
-def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
+def handler(dialog: Dialog, digests: Digests,
+            languages: Languages) -> Callable[..., Awaitable[None]]:
     async def gpusize_command(ack: Any, command: dict[str, Any], respond: Any,
                               client: Any) -> None:
         text = clean_input(command.get("text") or "").strip()
         first = text.split(maxsplit=1)[0].lower() if text else ""
-        set_language(await dialog.language_for(command["team_id"], command["user_id"]))
+        set_language(await languages.of(command["team_id"], command["user_id"]))
         if first in ("lang", "language", "语言"):
             await ack()
             try:
-                reply = await dialog.set_language(command["team_id"], command["user_id"],
-                                                  text.split()[1:])
+                reply = await languages.choose(command["team_id"], command["user_id"],
+                                               text.split()[1:])
             except ParseError as err:
                 reply = str(err)
             except RedisError:
                 reply = _(STORE_DOWN)
-            msg = notice(reply)
+            msg = Notice(reply)
             await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
             return
         if text.lower() in HELP_WORDS:
@@ -68,22 +71,22 @@ def handler(dialog: Dialog, digests: Digests) -> Callable[..., Awaitable[None]]:
             except RedisError:
                 REDIS_ERRORS.labels("command").inc()
                 sections = [_(STORE_DOWN)]
-            msg = notice("\n\n".join(sections))
+            msg = Notice("\n\n".join(sections))
             await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
             return
         try:
-            fields = dialog.check(text)
+            draft = dialog.check(text)
         except (ParseError, UnknownModel) as err:
             COMMANDS.labels("error").inc()
-            msg = notice(f"{err}",
+            msg = Notice(f"{err}",
                          context=_("Nothing was posted. `/gpusize help` shows the grammar."))
             await ack(text=msg.text, blocks=msg.blocks)
             return
         await ack()
         try:
             await dialog.command(team=command["team_id"], channel=command["channel_id"],
-                                 user=command["user_id"], fields=fields, respond=respond)
-            COMMANDS.labels("answered" if fields.method else "asked").inc()
+                                 user=command["user_id"], draft=draft, respond=respond)
+            COMMANDS.labels("answered" if draft.method else "asked").inc()
         except Exception:  # the user gets a short apology, the log gets the details
             COMMANDS.labels("failed").inc()
             log.exception("answering /gpusize failed")

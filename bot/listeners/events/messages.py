@@ -11,20 +11,21 @@ from redis.exceptions import RedisError
 
 from bot import keys
 from bot.dialog import Dialog
-from bot.followup import parse_followup
+from bot.language import Languages
 from bot.observability import REDIS_ERRORS
-from bot.render import clean_input
 from engine.i18n import set_language
+from engine.parse import read_reply
+from present.blockkit import clean_input
 
 log = logging.getLogger("gpusize.bot")
 IGNORED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join",
                     "channel_leave", "message_replied"}
 
 
-def parse_followup_safely(text: str) -> bool:
+def asks_the_bot(text: str) -> bool:
     """Would the bot have answered this message? (Chatter gets no apology either.)"""
     try:
-        return parse_followup(clean_input(text)) is not None
+        return read_reply(clean_input(text)) is not None
     except Exception:
         return True
 
@@ -36,7 +37,7 @@ async def _first_time(dialog: Dialog, team: str, channel: str, ts: str) -> bool:
         return True
 
 
-def thread_message(dialog: Dialog) -> Callable[..., Awaitable[None]]:
+def thread_message(dialog: Dialog, languages: Languages) -> Callable[..., Awaitable[None]]:
     async def on_message(event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("subtype") in IGNORED_SUBTYPES or event.get("bot_id"):
             return
@@ -46,31 +47,31 @@ def thread_message(dialog: Dialog) -> Callable[..., Awaitable[None]]:
         team = body.get("team_id", "")
         if not await _first_time(dialog, team, event["channel"], event["ts"]):
             return
-        set_language(await dialog.language_for(team, event.get("user", "")))
+        set_language(await languages.of(team, event.get("user", "")))
         try:
             await dialog.follow_up(team=team, channel=event["channel"], thread_ts=thread_ts,
                                    user=event.get("user", ""),
                                    text=clean_input(event.get("text", "")))
         except RedisError:
             REDIS_ERRORS.labels("follow-up").inc()
-            if parse_followup_safely(event.get("text", "")):
-                await dialog.apologise(event["channel"], event.get("user", ""), thread_ts,
+            if asks_the_bot(event.get("text", "")):
+                await dialog.replies.apologise(event["channel"], event.get("user", ""), thread_ts,
                                        store_down=True)
         except Exception:
             log.exception("follow-up failed")
-            await dialog.apologise(event["channel"], event.get("user", ""), thread_ts,
+            await dialog.replies.apologise(event["channel"], event.get("user", ""), thread_ts,
                                    store_down=False)
 
     return on_message
 
 
-def mention(dialog: Dialog) -> Callable[..., Awaitable[None]]:
+def mention(dialog: Dialog, languages: Languages) -> Callable[..., Awaitable[None]]:
     async def on_mention(event: dict[str, Any], body: dict[str, Any]) -> None:
         team = body.get("team_id", "")
         channel, ts = event["channel"], event["ts"]
         if not await _first_time(dialog, team, channel, ts):
             return
-        set_language(await dialog.language_for(team, event.get("user", "")))
+        set_language(await languages.of(team, event.get("user", "")))
         thread = event.get("thread_ts") or ts
         try:
             if event.get("thread_ts") and event["thread_ts"] != ts:
@@ -82,9 +83,9 @@ def mention(dialog: Dialog) -> Callable[..., Awaitable[None]]:
                                            text=clean_input(event.get("text", "")))
         except RedisError:
             REDIS_ERRORS.labels("mention").inc()
-            await dialog.apologise(channel, event.get("user", ""), thread, store_down=True)
+            await dialog.replies.apologise(channel, event.get("user", ""), thread, store_down=True)
         except Exception:
             log.exception("mention failed")
-            await dialog.apologise(channel, event.get("user", ""), thread, store_down=False)
+            await dialog.replies.apologise(channel, event.get("user", ""), thread, store_down=False)
 
     return on_mention

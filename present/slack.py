@@ -1,29 +1,24 @@
-"""Engine answers and dialog steps as template data, plus their plain-text fallbacks.
+"""Engine answers and dialog steps as Block Kit template data (templates/*.j2), plus their
+plain-text fallbacks.
 
-Every label goes through `_()`: the same views and templates serve English and Chinese."""
+Every label goes through `_()`: the same data and templates serve English and Chinese."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.answer import Answer, Plan
-from engine.i18n import N_, _
-from engine.recommend import cost_summary, money, speed_summary
+from engine.i18n import N_, _, money
+from engine.methods import METHODS
+from engine.parse import KEYS
+from engine.schema import Answer, Plan
+from present.labels import COMPONENTS, cost_summary, gib, label, method_title, speed_summary
 
-GIB = 1024**3
-METHOD_LABELS = {"full-finetune": N_("Full fine-tune"), "lora": "LoRA", "qlora": "QLoRA",
-                 "inference": N_("Serve (inference)"), "pretrain": N_("Pre-train")}
-COMPONENTS = {"weights": N_("weights"), "gradients": N_("gradients"),
-              "optimizer": N_("optimizer"), "activations": N_("activations"),
-              "kv_cache": N_("KV cache"), "overhead": N_("overhead"),
-              "reused": N_("reused in backward")}
 BUDGETS = ("50k", "150k", "300k", "500k", "1M", "2M", "5M")
 HELP = N_("""*gpusize* sizes GPU servers for fine-tuning and serving LLMs.
 `/gpusize MODEL METHOD [key=value ...]`
 • MODEL: `13B`, `8x7B`, `llama-3.1-8b`, `Qwen2.5-72B`, `meta-llama/Llama-3.1-8B`
-• METHOD: `full-finetune` | `lora` | `qlora` | `inference` | `pretrain`
-• keys: `gpu=4090` `gpus=8` `seq=4k` `batch=2` `budget=150k` `currency=USD` `region=chengdu` \
-`hours=300` `context=8k` `users=20` `quant=awq` `rank=time` and more (see the README)
+• METHOD: {methods}
+• keys: {keys}
 Examples: `/gpusize 13B full-finetune budget=150k` · `/gpusize llama-3.1-70b serve users=20` \
 · `/gpusize qwen2.5-7b qlora gpu=4090` · `/gpusize 13B 全参微调 预算15万`
 Leave things out and I will ask. Reply in the thread to change anything: "what about lora?", \
@@ -32,23 +27,20 @@ Also: `/gpusize price [CARD]`, `/gpusize quote ...`, `/gpusize digest ...`, \
 `/gpusize lang zh|en|auto [workspace]`.""")
 
 
-def label(method: str) -> str:
-    return _(METHOD_LABELS.get(method, method))
-
-
-def _gib(value: float) -> str:
-    return f"{value / GIB:,.1f} GiB"
+def help_text() -> str:
+    """/gpusize help, with every method and key the grammar reads."""
+    return _(HELP).format(methods=" | ".join(f"`{m}`" for m in METHODS),
+                          keys=" ".join(f"`{k}=`" for k in KEYS))
 
 
 def memory_fields(plan: Plan) -> list[str]:
     m = plan.memory
-    fields = [f"*{_(COMPONENTS[name])}*\n{_gib(getattr(m, name))}" for name in
-              ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
+    fields = [f"*{label(name)}*\n{gib(getattr(m, name))}" for name in COMPONENTS
               if getattr(m, name) or name in ("weights", "activations")]
     if m.reused:
-        fields.append(f"*{_(COMPONENTS['reused'])}*\n-{_gib(m.reused)}")
+        fields.append(f"*{label('reused')}*\n-{gib(m.reused)}")
     fields.append(_("*total + headroom*\n{need} of {capacity}").format(
-        need=_gib(m.total + m.headroom), capacity=_gib(m.capacity)))
+        need=gib(m.total + m.headroom), capacity=gib(m.capacity)))
     return fields[:10]
 
 
@@ -73,6 +65,22 @@ def cost_text(plan: Plan) -> str:
     return "\n".join([header, *cost_summary(c)])
 
 
+def _show(name: str, value: Any) -> str:
+    if value is None:
+        return "—"
+    if name == "budget":
+        amount = value["amount"]
+        text = f"{amount / 1e6:g}M" if amount >= 1e6 else f"{amount / 1e3:g}k"
+        return text + (f" {value['currency']}" if value.get("currency") else "")
+    return str(value)
+
+
+def change_lines(changes: list[tuple[str, Any, Any]]) -> list[str]:
+    """"budget: — → 300k CNY" for each (field, before, after) a reply changed."""
+    return [f"{name}: {_show(name, before)} → {_show(name, after)}"
+            for name, before, after in changes]
+
+
 def changed_text(changes: list[str]) -> str:
     return _("changed {what}").format(what=_(", ").join(changes)) if changes else ""
 
@@ -81,7 +89,7 @@ def answer_view(ans: Answer, *, version: int, changes: list[str] | None = None,
                 user: str | None = None, goal: str = "cost") -> dict[str, Any]:
     top = ans.plans[0] if ans.plans else None
     method = top.method if top else ""
-    title = f"{ans.model.display} · {label(method)}"
+    title = f"{ans.model.display} · {method_title(method)}"
     context = []
     if ans.trial:
         context.append(_("Before buying: ") + ans.trial.note)
@@ -92,8 +100,8 @@ def answer_view(ans: Answer, *, version: int, changes: list[str] | None = None,
     if ans.alternatives:
         alternatives = _("*What would fit*") + "\n" + "\n".join(
             f"• {a.change}" for a in ans.alternatives)
-    buttons = [{"action_id": f"whatif_method_{m}", "text": label(m), "value": m}
-               for m in ("full-finetune", "lora", "qlora", "inference") if m != method]
+    buttons = [{"action_id": f"whatif_method_{m.name}", "text": method_title(m.name),
+                "value": m.name} for m in METHODS.values() if m.whatif and m.name != method]
     buttons.append({"action_id": "whatif_goal",
                     "text": _("Fastest instead") if goal == "cost" else _("Cheapest instead"),
                     "value": "time" if goal == "cost" else "cost"})
@@ -129,13 +137,12 @@ def breakdown_sections(ans: Answer) -> list[str]:
     m = top.memory
     lines = [_("*Memory breakdown* — {n} × {card} ({strategy})").format(
         n=top.gpus, card=top.gpu_display, strategy=top.strategy)]
-    for name in ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead",
-                 "reused"):
+    for name in (*COMPONENTS, "reused"):
         value = getattr(m, name)
         if value or name in m.detail:
-            lines.append(f"• *{_(COMPONENTS[name])}* {_gib(value)}: {m.detail.get(name, '')}")
+            lines.append(f"• *{label(name)}* {gib(value)}: {m.detail.get(name, '')}")
     lines.append(_("• *headroom* {headroom} · *total* {total} of {capacity} → {verdict}").format(
-        headroom=_gib(m.headroom), total=_gib(m.total), capacity=_gib(m.capacity),
+        headroom=gib(m.headroom), total=gib(m.total), capacity=gib(m.capacity),
         verdict=_("fits") if m.fits else _("does not fit")))
     if top.speed.detail:
         lines.append(_("• *speed* {detail}").format(detail=top.speed.detail))
@@ -179,8 +186,8 @@ def method_question(model: str, version: int) -> dict[str, Any]:
     return {
         "version": version, "kind": "buttons",
         "text": _("What do you want to do with *{model}*?").format(model=model),
-        "options": [{"action_id": f"answer_method_{m}", "text": label(m), "value": m}
-                    for m in METHOD_LABELS],
+        "options": [{"action_id": f"answer_method_{m}", "text": method_title(m), "value": m}
+                    for m in METHODS],
         "buttons": [], "action_id": "", "placeholder": "",
         "hint": _("Or reply in this thread, e.g. \"lora\" or \"serve with 20 users\"."),
     }

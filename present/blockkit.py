@@ -1,4 +1,4 @@
-"""Render Block Kit from the jinja2 templates in templates/ with Slack's own escaping.
+"""Block Kit from the jinja2 templates in templates/, with Slack's own escaping.
 
 Slack's mrkdwn needs only &, < and > escaped; HTML escaping would turn ' into &#39;. Escape for
 mrkdwn first, then tojson (whose \\u003c would otherwise decode back into a live <!here>).

@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import unicodedata
 
-from engine.answer import Answer, Plan
-from engine.i18n import N_, _, money
-from engine.recommend import cost_summary, speed_summary
+from engine.i18n import _, money
+from engine.schema import Answer, Plan
+from present.labels import COMPONENTS, GIB, LABELS, cost_summary, gib, label, speed_summary
 
-GIB = 1024**3
 BAR = 32
-COMPONENTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
-LABELS = {"weights": N_("weights"), "gradients": N_("gradients"), "optimizer": N_("optimizer"),
-          "activations": N_("activations"), "kv_cache": N_("KV cache"), "overhead": N_("overhead"),
-          "reused": N_("reused"), "headroom": N_("headroom"), "total": N_("total")}
-
-
-def _label(name: str) -> str:
-    return _(LABELS[name])
-
-
-def gib(value: float) -> str:
-    return f"{value / GIB:,.1f} GiB"
 
 
 def _bar(value: float, capacity: float, char: str = "█") -> str:
@@ -41,21 +28,25 @@ def fit_line(plan: Plan) -> str:
 
 def breakdown(plan: Plan) -> list[str]:
     m = plan.memory
+    width = max(_width(label(name)) for name in LABELS)
     lines = [f"{plan.gpus} x {plan.gpu_display} — {plan.strategy}"]
+
+    def row(name: str, bar: str, value: str) -> str:
+        return f"  {_cell(label(name), width)} {bar} {value:>11}"
+
     for name in COMPONENTS:
         value = getattr(m, name)
         if value == 0 and name in ("gradients", "optimizer", "kv_cache"):
             continue
-        lines.append(f"  {_label(name):<12} {_bar(value, m.capacity)} {gib(value):>11}")
+        lines.append(row(name, _bar(value, m.capacity), gib(value)))
         if name in m.detail:
-            lines.append(f"  {'':<12} {m.detail[name]}")
+            lines.append(f"  {'':<{width}} {m.detail[name]}")
     if m.reused:
-        lines.append(f"  {_label('reused'):<12} {'':<{BAR}} {'-' + gib(m.reused):>11}")
-        lines.append(f"  {'':<12} {m.detail.get('reused', '')}")
-    lines.append(f"  {_label('headroom'):<12} {_bar(m.headroom, m.capacity, '░')} "
-                 f"{gib(m.headroom):>11}")
-    lines.append(f"  {_label('total'):<12} {_bar(m.total + m.headroom, m.capacity, '▓')} "
-                 f"{gib(m.total + m.headroom):>11} / {gib(m.capacity)}")
+        lines.append(row("reused", " " * BAR, "-" + gib(m.reused)))
+        lines.append(f"  {'':<{width}} {m.detail.get('reused', '')}")
+    lines.append(row("headroom", _bar(m.headroom, m.capacity, "░"), gib(m.headroom)))
+    lines.append(row("total", _bar(m.total + m.headroom, m.capacity, "▓"),
+                     gib(m.total + m.headroom)) + f" / {gib(m.capacity)}")
     lines.append(f"  {fit_line(plan)}")
     if m.host_offload:
         lines.append(_("  host RAM for offloaded states: {size} per GPU").format(

@@ -20,21 +20,35 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, timedelta
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from engine.i18n import LANGUAGES, N_, _, language
+from engine.methods import method
+from present.labels import COMPONENTS, GIB, LABELS, label
 
 if TYPE_CHECKING:
-    from bot.pricestore import PriceRecord
-    from engine.answer import Answer, Plan
+    from engine.schema import Answer, Plan
+
+
+class PriceRecord(Protocol):
+    """What the price chart reads of a price record (bot.pricestore.PriceRecord has these)."""
+
+    item: str
+    kind: str
+    currency: str
+    low: float
+    high: float
+    quoted: date
+    origin: str
+    vendor: str
 
 log = logging.getLogger("gpusize.charts")
 # matplotlib's settings (rcParams, which rc_context swaps) are process-wide: one chart at a time,
 # should the bot draw from several threads. Figures are made without pyplot (no global registry).
 _DRAWING = threading.Lock()
 
-GIB = 1024**3
 DPI = 100
 WIDTH_IN = 12.0  # 1200 px at DPI
-COMPONENTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
 COLORS = {
     "weights": "#4C72B0",
     "gradients": "#DD8452",
@@ -47,36 +61,26 @@ COLORS = {
     "no_fit": "#C0392B",
 }
 
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "weights": "weights", "gradients": "gradients", "optimizer": "optimizer states",
-        "activations": "activations", "kv_cache": "KV cache", "overhead": "overhead",
-        "headroom": "headroom", "capacity": "card capacity", "axis": "GiB per GPU",
-        "title": "{model} — {method}: memory per GPU",
-        "fits": "{used:,.1f} of {cap:,.0f} GiB", "no_fit": "does not fit: {used:,.1f} of {cap:,.0f} GiB",
-        "no_plans": "no configuration to chart",
-        "price_title": "{card}: price history", "date": "date quoted", "quote": "vendor quote",
-        "newest": "newest {value} {currency}\n{date}",
-        "buy_card": "buy, per card", "buy_server": "buy, per server",
-        "rent_card_hour": "rent, per GPU-hour", "rent_server_month": "rent, per month",
-        "catalog": "catalog", "feed": "feed", "import": "import",
-    },
-    "zh": {
-        "weights": "权重", "gradients": "梯度", "optimizer": "优化器状态",
-        "activations": "激活值", "kv_cache": "KV 缓存", "overhead": "运行开销",
-        "headroom": "余量", "capacity": "单卡显存容量", "axis": "显存/每卡 GiB",
-        "title": "{model} — {method}：每卡显存占用",
-        "fits": "{used:,.1f} / {cap:,.0f} GiB", "no_fit": "放不下：{used:,.1f} / {cap:,.0f} GiB",
-        "no_plans": "没有可绘制的配置",
-        "price_title": "{card}：价格历史", "date": "报价日期", "quote": "供应商报价",
-        "newest": "最新 {value} {currency}\n{date}",
-        "buy_card": "购买，每卡", "buy_server": "购买，每台服务器",
-        "rent_card_hour": "租用，每卡每小时", "rent_server_month": "租用，每月",
-        "catalog": "目录价", "feed": "行情源", "import": "导入",
-    },
+CHART_TEXT = {
+    "capacity": N_("card capacity"), "axis": N_("GiB per GPU"),
+    "title": N_("{model} — {method}: memory per GPU"),
+    "fits": N_("{used:,.1f} of {cap:,.0f} GiB"),
+    "no_fit": N_("does not fit: {used:,.1f} of {cap:,.0f} GiB"),
+    "no_plans": N_("no configuration to chart"),
+    "price_title": N_("{card}: price history"), "date": N_("date quoted"),
+    "quote": N_("vendor quote"), "newest": N_("newest {value} {currency}\n{date}"),
+    "buy_card": N_("buy, per card"), "buy_server": N_("buy, per server"),
+    "rent_card_hour": N_("rent, per GPU-hour"), "rent_server_month": N_("rent, per month"),
+    "catalog": N_("catalog"), "feed": N_("feed"), "import": N_("import"),
 }
-METHODS_ZH = {"full-finetune": "全参微调", "lora": "LoRA 微调", "qlora": "QLoRA 微调",
-              "inference": "推理", "pretrain": "预训练"}
+
+
+def _text(lang: str) -> dict[str, str]:
+    """Every word a chart draws, in `lang` (the message catalog, as everywhere else)."""
+    with language(lang):
+        return {**{name: label(name) for name in LABELS},
+                **{key: _(value) for key, value in CHART_TEXT.items()}}
+
 
 # Families that carry Chinese glyphs, best first; the file-name hints find ones that are
 # installed but missing from matplotlib's font cache (installed after the cache was built).
@@ -145,8 +149,8 @@ def cjk_font() -> str | None:
 
 def effective_lang(lang: str) -> str:
     """The language a chart will be drawn in: "zh" only where a CJK font is installed."""
-    if lang not in LABELS:
-        raise ValueError(f"lang must be one of {', '.join(LABELS)}, not {lang!r}")
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, not {lang!r}")
     if lang == "zh" and cjk_font() is None:
         log.warning("no CJK font found (install fonts-noto-cjk or fonts-wqy-microhei): "
                     "drawing the chart with English labels")
@@ -245,18 +249,17 @@ def memory_chart(ans: Answer, *, max_plans: int = 6, lang: str = "en") -> bytes:
     if max_plans < 1:
         raise ValueError("max_plans must be at least 1")
     lang = effective_lang(lang)
-    text = LABELS[lang]
+    text = _text(lang)
     plans = list(ans.plans[:max_plans])
     mpl = _mpl()
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    method = plans[0].method if plans else ""
-    if lang == "zh":
-        method = METHODS_ZH.get(method, method)
+    with language(lang):
+        method_name = _(method(plans[0].method).label) if plans else ""
     rc, keep = _style(lang, [ans.model.display, *(plan_label(p) for p in plans)])
-    title = text["title"].format(model=keep(ans.model.display), method=method)
+    title = text["title"].format(model=keep(ans.model.display), method=method_name)
     n = max(1, len(plans))
     with _DRAWING, mpl.rc_context(rc):
         fig = Figure(figsize=(WIDTH_IN, (200 + 80 * n) / DPI), dpi=DPI, layout="constrained")
@@ -341,7 +344,7 @@ def price_history_chart(records: Sequence[PriceRecord], *, card: str, lang: str 
     if not mine:
         raise ValueError(f"no price records for {card}")
     lang = effective_lang(lang)
-    text = LABELS[lang]
+    text = _text(lang)
     groups = _groups(mine)
     mpl = _mpl()
     import matplotlib.dates as mdates

@@ -1,4 +1,4 @@
-"""Typed follow-ups into the grammar's fields."""
+"""Typed thread replies into the grammar's Draft (engine.parse.read_reply)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.followup import parse_followup
-from engine.parse import ParseError
+from engine.parse import ParseError, read_reply
 
 
 @pytest.mark.parametrize(("text", "method", "options"), [
@@ -24,28 +23,28 @@ from engine.parse import ParseError
     ("show it in usd", None, {"currency": "USD"}),
 ])
 def test_follow_ups(text: str, method: str | None, options: dict) -> None:
-    fields = parse_followup(text)
-    assert fields is not None and fields.method == method
-    got = {k: (v.amount if k == "budget" else v) for k, v in fields.options.items()}
+    draft = read_reply(text)
+    assert draft is not None and draft.method == method
+    got = {k: (v["amount"] if k == "budget" else v) for k, v in draft.options.items()}
     assert got == options
 
 
 def test_other_models() -> None:
-    assert parse_followup("how about llama-3.1-70b?").model == "llama-3.1-70b"
+    assert read_reply("how about llama-3.1-70b?").model == "llama-3.1-70b"
 
 
 @pytest.mark.parametrize("text", ["thanks!", "looks good to me", "", "   ", "let's discuss"])
 def test_chatter_is_not_for_the_bot(text: str) -> None:
-    assert parse_followup(text) is None
+    assert read_reply(text) is None
 
 
 def test_bad_values_are_errors() -> None:
     with pytest.raises(ParseError):
-        parse_followup("seq=abc")
+        read_reply("seq=abc")
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300))
 def test_never_raises_anything_else(text: str) -> None:
     with contextlib.suppress(ParseError):
-        parse_followup(text)
+        read_reply(text)

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from slack_sdk.models.blocks import Block
 
 import engine
-from bot import render, views
-from bot.dialog import help_message, notice
+from bot.dialog import help_message
+from bot.replies import Notice
+from present import blockkit, slack
 
 LIMITS = {"blocks": 50, "section_text": 3000, "fields": 10, "field_text": 2000, "header": 150,
           "button_text": 75, "button_value": 2000, "id": 255, "actions": 25, "context": 10,
@@ -60,13 +61,13 @@ QUERIES = ["13B full-finetune budget=150k", "llama-3.1-8b full-finetune gpu=4090
 
 @pytest.mark.parametrize("query", QUERIES)
 def test_answers_fit_block_kit(query: str) -> None:
-    ans = engine.answer(query)
-    view = views.answer_view(ans, version=7, changes=["method: lora → qlora"], user="U0ALICE")
-    blocks = render.blocks("answer.json.j2", v=view)
+    ans = engine.ask(query)
+    view = slack.answer_view(ans, version=7, changes=["method: lora → qlora"], user="U0ALICE")
+    blocks = blockkit.blocks("answer.json.j2", v=view)
     check_blocks(blocks)
-    assert render.fallback(views.answer_fallback(ans))
-    for sections in (views.breakdown_sections(ans), views.rent_vs_buy_sections(ans)):
-        check_blocks(render.blocks("notice.json.j2", n={"sections": sections, "context": "",
+    assert blockkit.fallback(slack.answer_fallback(ans))
+    for sections in (slack.breakdown_sections(ans), slack.rent_vs_buy_sections(ans)):
+        check_blocks(blockkit.blocks("notice.json.j2", n={"sections": sections, "context": "",
                                                         "user": ""}))
 
 
@@ -74,37 +75,37 @@ def test_every_catalog_model_renders() -> None:
     from engine import catalog
 
     for name in catalog.models():
-        ans = engine.answer(f"{name} lora")
-        check_blocks(render.blocks("answer.json.j2", v=views.answer_view(ans, version=1)))
+        ans = engine.ask(f"{name} lora")
+        check_blocks(blockkit.blocks("answer.json.j2", v=slack.answer_view(ans, version=1)))
 
 
 def test_questions_help_and_errors_fit() -> None:
-    check_blocks(render.blocks("question.json.j2", q=views.method_question("13B", 1)))
-    check_blocks(render.blocks("question.json.j2", q=views.budget_question(2, "CNY")))
+    check_blocks(blockkit.blocks("question.json.j2", q=slack.method_question("13B", 1)))
+    check_blocks(blockkit.blocks("question.json.j2", q=slack.budget_question(2, "CNY")))
     check_blocks(help_message().blocks)
-    check_blocks(notice("x" * 10_000).blocks)
+    check_blocks(Notice("x" * 10_000).blocks)
 
 
 def test_escaping_is_slacks_not_htmls() -> None:
-    assert render.mrkdwn("a & b <!here> it's") == "a &amp; b &lt;!here&gt; it's"
+    assert blockkit.mrkdwn("a & b <!here> it's") == "a &amp; b &lt;!here&gt; it's"
     # truncation never leaves half an escape behind
-    cut = render.truncate(render.mrkdwn("x" * 10 + "<" * 5), 14)
+    cut = blockkit.truncate(blockkit.mrkdwn("x" * 10 + "<" * 5), 14)
     assert cut.endswith("…") and "&l…" not in cut and "&lt…" not in cut
 
 
 def test_mentions_only_for_real_user_ids() -> None:
-    assert render.mention("U0ALICE") == "<@U0ALICE>"
-    assert render.mention("<!channel>") == "&lt;!channel&gt;"
-    assert render.mrkdwn("by " + render.user_ref("U0ALICE")) == "by <@U0ALICE>"
-    assert render.user_ref("<!channel>") == "someone"
+    assert blockkit.mention("U0ALICE") == "<@U0ALICE>"
+    assert blockkit.mention("<!channel>") == "&lt;!channel&gt;"
+    assert blockkit.mrkdwn("by " + blockkit.user_ref("U0ALICE")) == "by <@U0ALICE>"
+    assert blockkit.user_ref("<!channel>") == "someone"
     for live in ("<!channel>", "<!here>", "<#C123|x>", "<https://x.y|z>", "<@U1|<!here>>",
-                 "<@U0ALICE>", render.clean_input("\x00U0ALICE\x00")):
-        assert "<" not in render.mrkdwn(live)
+                 "<@U0ALICE>", blockkit.clean_input("\x00U0ALICE\x00")):
+        assert "<" not in blockkit.mrkdwn(live)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=5000))
 def test_any_user_text_renders_within_limits(text: str) -> None:
-    note = notice(text, context=text)
+    note = Notice(text, context=text)
     check_blocks(note.blocks)
     assert "<" not in note.text.replace("&lt;", "")

@@ -17,8 +17,8 @@ from PIL import Image
 
 import engine
 from bot.pricestore import PriceRecord
-from engine.answer import Answer
-from gpusize import charts
+from engine.schema import Answer
+from present import charts
 from tests.gpusize.test_cli import run
 
 GIB = 1024**3
@@ -26,7 +26,7 @@ GIB = 1024**3
 
 @cache
 def answer(query: str = "13B full-finetune") -> Answer:
-    return engine.answer(query)
+    return engine.ask(query)
 
 
 def image(png: bytes) -> np.ndarray:

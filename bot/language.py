@@ -1,0 +1,58 @@
+"""Which language to answer a person in: their `/gpusize lang` choice, else the workspace's, else
+their Slack locale (users.info, cached a day), else English."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import keys
+from engine.i18n import LANGUAGES, _, from_locale, language
+from engine.parse import ParseError
+
+WORKSPACE_WORDS = ("workspace", "team", "工作区")
+
+
+class Languages:
+    def __init__(self, redis: Redis, client: AsyncWebClient) -> None:
+        self.redis = redis
+        self.client = client
+
+    async def of(self, team: str, user: str) -> str:
+        """The person's language. Runs before a command's ack: every outside call is capped
+        well under Slack's 3 s, and a failure means English, never an error."""
+        with contextlib.suppress(RedisError, OSError, TimeoutError):
+            prefs = await asyncio.wait_for(self.redis.hgetall(keys.language(team)), 0.5)
+            for key in (f"user:{user}", "workspace"):
+                if prefs.get(key) in LANGUAGES:
+                    return prefs[key]
+            cached = await asyncio.wait_for(self.redis.get(keys.user_locale(team, user)), 0.5)
+            if cached in LANGUAGES:
+                return cached
+        lang = "en"
+        with contextlib.suppress(Exception):
+            info = await asyncio.wait_for(self.client.users_info(user=user, include_locale=True),
+                                          1.0)
+            lang = from_locale((info.get("user") or {}).get("locale"))
+        with contextlib.suppress(RedisError, OSError):
+            await self.redis.set(keys.user_locale(team, user), lang, ex=86400)
+        return lang
+
+    async def choose(self, team: str, user: str, words: list[str]) -> str:
+        """`/gpusize lang zh|en|auto [workspace]`: the confirmation to show."""
+        choice = words[0].lower() if words else ""
+        if choice not in (*LANGUAGES, "auto"):
+            raise ParseError(_("lang takes zh, en or auto, optionally followed by workspace."))
+        scope = ("workspace" if len(words) > 1 and words[1].lower() in WORKSPACE_WORDS
+                 else f"user:{user}")
+        if choice == "auto":
+            await self.redis.hdel(keys.language(team), scope)
+        else:
+            await self.redis.hset(keys.language(team), scope, choice)
+        with language(choice if choice in LANGUAGES else "en"):
+            who = _("this workspace") if scope == "workspace" else _("you")
+            return _("Language for {who}: {choice}.").format(who=who, choice=choice)

@@ -1,0 +1,94 @@
+"""Posting to Slack: answers in the channel (privately when the bot is not a member), thread
+replies, message updates, private notices and apologies, file uploads."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.observability import SLACK_ERRORS
+from engine.i18n import N_, _
+from present import blockkit
+
+Respond = Callable[..., Awaitable[Any]]
+NOT_IN_CHANNEL = ("not_in_channel", "channel_not_found", "is_archived")
+INVITE = N_("I am not in this channel, so the answer is only for you. Invite me with "
+            "`/invite @gpusize` and ask again to start a thread the team can follow.")
+THREAD_DOWN = N_("I cannot continue this thread right now (my conversation store is not "
+                 "answering). `/gpusize MODEL METHOD ...` still answers; the thread works again "
+                 "once the store is back.")
+APOLOGY = N_("Sorry, I could not answer that just now (Slack or my store failed); please try "
+             "again.")
+
+
+class Notice:
+    """A message of plain sections: its blocks and the fallback text notifications show."""
+
+    def __init__(self, text: str, context: str = "", user: str = "") -> None:
+        visible = blockkit.clean_input(text).strip()  # what is left once reference markers go
+        text = text if visible else "(empty)"  # Slack rejects empty text objects
+        context = context if blockkit.clean_input(context).strip() else ""
+        sections = ([text] if len(text) <= 2900
+                    else [text[i:i + 2900] for i in range(0, len(text), 2900)])
+        self.text = blockkit.fallback(text)
+        self.blocks = blockkit.blocks("notice.json.j2", n={"sections": sections,
+                                                           "context": context, "user": user})
+
+
+class Replies:
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+
+    async def post(self, *, channel: str, respond: Respond | None, blocks: list[dict[str, Any]],
+                   text: str) -> str | None:
+        """Post in the channel and return the message ts; if the bot is not a member, answer the
+        asker privately instead (None)."""
+        try:
+            resp = await self.client.chat_postMessage(channel=channel, blocks=blocks, text=text)
+            return str(resp["ts"])
+        except SlackApiError as err:
+            SLACK_ERRORS.labels(str(err.response.get("error"))).inc()
+            if err.response.get("error") not in NOT_IN_CHANNEL or respond is None:
+                raise
+        await respond(response_type="ephemeral", replace_original=False, text=text,
+                      blocks=[*blocks, {"type": "context", "elements": [
+                          {"type": "mrkdwn", "text": _(INVITE)}]}][:50])
+        return None
+
+    async def in_thread(self, channel: str, thread_ts: str, *, text: str,
+                        blocks: list[dict[str, Any]] | None = None) -> str:
+        extra = {"blocks": blocks} if blocks is not None else {}
+        resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                                  text=text, **extra)
+        return str(resp["ts"])
+
+    async def say(self, channel: str, thread_ts: str, text: str) -> None:
+        await self.in_thread(channel, thread_ts, text=blockkit.fallback(text))
+
+    async def notice_in_thread(self, channel: str, thread_ts: str, note: Notice) -> None:
+        await self.in_thread(channel, thread_ts, text=note.text, blocks=note.blocks)
+
+    async def update(self, channel: str, ts: str, note: Notice) -> None:
+        await self.client.chat_update(channel=channel, ts=ts, text=note.text, blocks=note.blocks)
+
+    async def private(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
+        note = Notice(text)
+        extra = {"thread_ts": thread_ts} if thread_ts else {}
+        await self.client.chat_postEphemeral(channel=channel, user=user, text=note.text,
+                                             blocks=note.blocks, **extra)
+
+    async def apologise(self, channel: str, user: str, thread_ts: str | None, *,
+                        store_down: bool) -> None:
+        """Best effort: tell the person instead of leaving them in silence."""
+        with contextlib.suppress(Exception):
+            await self.private(channel, user, _(THREAD_DOWN) if store_down else _(APOLOGY),
+                               thread_ts or "")
+
+    async def upload(self, channel: str, thread_ts: str, *, content: bytes, filename: str,
+                     title: str) -> None:
+        await self.client.files_upload_v2(channel=channel, thread_ts=thread_ts, content=content,
+                                          filename=filename, title=title)

@@ -1,0 +1,69 @@
+"""Words and units every surface shares, so one number has one label in the terminal, in Slack
+and on a chart (in either language: every label goes through the message catalog)."""
+
+from __future__ import annotations
+
+from engine.i18n import N_, _, money
+from engine.methods import method
+from engine.schema import Cost, Plan
+
+GIB = 1024**3
+# Memory components in the order every surface shows them.
+COMPONENTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
+LABELS = {"weights": N_("weights"), "gradients": N_("gradients"),
+          "optimizer": N_("optimizer states"), "activations": N_("activations"),
+          "kv_cache": N_("KV cache"), "overhead": N_("overhead"),
+          "reused": N_("reused in backward"), "headroom": N_("headroom"), "total": N_("total")}
+
+
+def label(name: str) -> str:
+    """A memory component's label in the current language."""
+    return _(LABELS[name])
+
+
+def method_title(name: str) -> str:
+    """A method as a button or heading names it ("Full fine-tune", "QLoRA")."""
+    return _(method(name).title)
+
+
+def gib(value: float) -> str:
+    return f"{value / GIB:,.1f} GiB"
+
+
+def cost_summary(c: Cost) -> list[str]:
+    """One line per cost fact, shared by the terminal and Slack renderings."""
+    lines = []
+    m = lambda amount: money(amount, c.currency)  # noqa: E731
+    if c.buy.capex is not None:
+        lines.append(_("buy {capex} up front, then {monthly}/month (depreciation {dep}, power "
+                       "{power}, operations {ops})").format(
+            capex=m(c.buy.capex), monthly=m(c.buy.monthly_total),
+            dep=m(c.buy.monthly_depreciation), power=m(c.buy.monthly_power),
+            ops=m(c.buy.monthly_ops)))
+    if c.rent.per_gpu_hour is not None:
+        lines.append(_("rent {rate:.2f} {currency} per GPU-hour = {monthly}/month").format(
+            rate=c.rent.per_gpu_hour, currency=c.currency, monthly=m(c.rent.monthly)))
+    if c.break_even_hours_per_month is not None:
+        lines.append(_("buying is cheaper above {hours:.0f} h/month of use (the guides claim "
+                       "{claim:.0f} h/month)").format(hours=c.break_even_hours_per_month,
+                                                      claim=c.seeds_claim_hours_per_month))
+    if c.job.hours is not None:
+        lines.append(_("this job: {hours:,.1f} h, {rent} rented, {share} of owning cost").format(
+            hours=c.job.hours, rent=m(c.job.rent), share=m(c.job.buy_share)))
+    if c.stale:
+        lines.append(_("{count} price(s) older than 90 days: get fresh quotes").format(
+            count=len(c.stale)))
+    return lines
+
+
+def speed_summary(plan: Plan, *, per_user: bool = True) -> str:
+    sp = plan.speed
+    if sp.decode_tokens_per_s:
+        if not per_user:
+            return f"{sp.decode_tokens_per_s:,.0f} tok/s"
+        return _("{rate:,.0f} tok/s per user").format(rate=sp.decode_tokens_per_s)
+    if sp.train_hours is not None:
+        return f"{sp.train_hours:,.0f} h"
+    if sp.train_tokens_per_s:
+        return f"{sp.train_tokens_per_s:,.0f} tok/s"
+    return "-"
