@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot import feeds
+from bot import feeds, workers
 from bot import observability as obs
 from bot.app import create_app, redis_client, web_client
 from bot.digest import Digests
@@ -99,8 +99,6 @@ def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
                            settings.slack_signing_secret.get_secret_value(),
                            settings.slack_app_token.get_secret_value()
                            if settings.slack_app_token else ""])
-    from bot import workers
-
     workers.warm_up()  # answer workers up before the first question
     if socket_mode:
         return _socket_mode(settings)

@@ -66,10 +66,10 @@ def alternatives(spec: ModelSpec, req: Request, *, today: date,
             continue
         plan = top(variant)
         if usable(plan, variant):
-            out.append(Alternative(change=_describe(change, plan, base), plan=plan))
+            out.append(Alternative.build(change=_describe(change, plan, base), plan=plan))
     if req.gpu or req.gpus:  # another card or count
         other = req.model_copy(update={"gpu": None, "gpus": None})
         plan = top(other)
         if usable(plan, other):
-            out.append(Alternative(change=_describe(N_("on other cards"), plan, base), plan=plan))
+            out.append(Alternative.build(change=_describe(N_("on other cards"), plan, base), plan=plan))
     return out[:4]

@@ -41,7 +41,7 @@ class Tensor(NamedTuple):
 class ModelSpec(BaseModel):
     """The architecture fields of one model, as config.json states them, with provenance."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str = Field(description="catalog key, lower case, e.g. llama-3.1-8b")
     display: str = Field(description="human name, e.g. Llama 3.1 8B")
@@ -102,6 +102,11 @@ class ModelSpec(BaseModel):
     source: str = Field(description="URL of the config.json the fields come from")
     retrieved: str = Field(description="date the source was read, YYYY-MM-DD")
     template: bool = Field(False, description="shape from a family template, not a real config")
+
+    def __hash__(self) -> int:
+        # specs key many caches; hashing a few fields (equal specs agree on them) is far
+        # cheaper than pydantic's hash of all fifty
+        return hash((self.name, self.layers, self.hidden, self.intermediate, self.experts))
 
     @property
     def is_moe(self) -> bool:
@@ -204,15 +209,19 @@ def tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     """Every stored tensor of the checkpoint, in GGUF role names."""
     h, v = spec.hidden, spec.vocab
     out: list[Tensor] = [Tensor("token_embd", None, v * h, h, v)]
-    for i in range(spec.layers):
-        out += [Tensor("attn_norm", i, _norm(spec, h)), Tensor("ffn_norm", i, _norm(spec, h))]
+
+    def block(moe: bool) -> list[Tensor]:
+        # one block's tensors (layer 0); every block of its kind has the same shapes
+        one = [Tensor("attn_norm", 0, _norm(spec, h)), Tensor("ffn_norm", 0, _norm(spec, h))]
         # Gemma 2/3 add post-attention and post-MLP norms: 4 per layer.
-        out += [Tensor("post_norm", i, _norm(spec, h))] * (spec.norms_per_layer - 2)
-        out += _attention(spec, i)
-        if spec.is_moe and i >= spec.dense_layers:
-            out += _experts(spec, i)
-        else:
-            out += _mlp(spec, i, spec.intermediate, MLP_ROLES)
+        one += [Tensor("post_norm", 0, _norm(spec, h))] * (spec.norms_per_layer - 2)
+        one += _attention(spec, 0)
+        return one + (_experts(spec, 0) if moe else _mlp(spec, 0, spec.intermediate, MLP_ROLES))
+
+    dense, sparse = block(False), (block(True) if spec.is_moe else [])
+    for i in range(spec.layers):
+        shapes = sparse if spec.is_moe and i >= spec.dense_layers else dense
+        out += [Tensor(t.role, i, t.elements, t.d_in, t.d_out) for t in shapes]
     out.append(Tensor("output_norm", None, _norm(spec, h)))
     if not spec.tied_embeddings:
         out.append(Tensor("output", None, v * h, h, v))

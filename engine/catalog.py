@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import datacache
 from engine.architecture import ModelSpec
 
 
 class GpuSpec(BaseModel):
     """One accelerator as its datasheet states it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str
     display: str
@@ -50,18 +49,30 @@ class GpuSpec(BaseModel):
 
 
 def _load(filename: str, table: str) -> list[dict]:
-    text = resources.files("engine.data").joinpath(filename).read_text(encoding="utf-8")
-    return tomllib.loads(text)[table]
+    import tomllib  # only when the cached catalog is missing or out of date
+
+    return tomllib.loads(datacache.data_text(filename))[table]
+
+
+def load_models() -> dict[str, ModelSpec]:
+    """engine/data/models.toml, every row validated."""
+    return {row["name"]: ModelSpec(**row) for row in _load("models.toml", "model")}
+
+
+def load_gpus() -> dict[str, GpuSpec]:
+    """engine/data/gpus.toml, every row validated."""
+    return {row["name"]: GpuSpec(**row) for row in _load("gpus.toml", "gpu")}
 
 
 @cache
 def models() -> dict[str, ModelSpec]:
-    return {row["name"]: ModelSpec(**row) for row in _load("models.toml", "model")}
+    return datacache.load("models", data=("models.toml",), code=("architecture.py",),
+                          build=load_models)
 
 
 @cache
 def gpus() -> dict[str, GpuSpec]:
-    return {row["name"]: GpuSpec(**row) for row in _load("gpus.toml", "gpu")}
+    return datacache.load("gpus", data=("gpus.toml",), code=("catalog.py",), build=load_gpus)
 
 
 def normalize(text: str) -> str:

@@ -12,8 +12,8 @@ flagged when stale. Formulas:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
+from typing import NamedTuple
 
 from engine.catalog import GpuSpec
 from engine.prices import Price, PriceBook
@@ -30,8 +30,7 @@ PRICE_REGION = {"CNY": "china", "USD": "global"}
 HOURS_PER_MONTH = 730
 
 
-@dataclass(frozen=True)
-class CostInputs:
+class CostInputs(NamedTuple):
     currency: str = "CNY"
     months: int = 36
     hours_per_month: float = HOURS_PER_MONTH
@@ -40,8 +39,7 @@ class CostInputs:
     today: date = date(2026, 11, 30)
 
 
-@dataclass(frozen=True)
-class PlanCost:
+class PlanCost(NamedTuple):
     currency: str
     capex: float | None
     monthly_depreciation: float | None
@@ -198,20 +196,20 @@ def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
     total = None
     if options:
         mode, total = min(options, key=lambda o: o[1])
-    job = JobCost()
+    job = JobCost.build()
     if train_hours is not None:
         rent_job = pc.rent_per_gpu_hour * gpus * train_hours if pc.rent_per_gpu_hour else None
         share = None
         if pc.monthly_buy_total is not None:
             # owning cost per hour of use at hours= per month, times the job's hours
             share = pc.monthly_buy_total / req.hours_per_month * train_hours
-        job = JobCost(hours=round(train_hours, 2), rent=_r(rent_job), buy_share=_r(share))
-    return Cost(
+        job = JobCost.build(hours=round(train_hours, 2), rent=_r(rent_job), buy_share=_r(share))
+    return Cost.build(
         currency=pc.currency, hours_per_month=req.hours_per_month, months=req.months,
-        buy=BuyCost(capex=_r(pc.capex), monthly_depreciation=_r(pc.monthly_depreciation),
+        buy=BuyCost.build(capex=_r(pc.capex), monthly_depreciation=_r(pc.monthly_depreciation),
                     monthly_power=round(pc.monthly_power), monthly_ops=_r(pc.monthly_ops),
                     monthly_total=_r(pc.monthly_buy_total)),
-        rent=RentCost(per_gpu_hour=None if pc.rent_per_gpu_hour is None
+        rent=RentCost.build(per_gpu_hour=None if pc.rent_per_gpu_hour is None
                       else round(pc.rent_per_gpu_hour, 3), monthly=_r(pc.rent_monthly)),
         break_even_hours_per_month=None if pc.break_even_hours is None
         else round(pc.break_even_hours, 1),

@@ -34,7 +34,10 @@ def _nearest_template(params: float) -> ModelSpec:
     available = [catalog.models()[n] for n in TEMPLATES if n in catalog.models()]
     if not available:  # a catalog without the templates: fall back to any dense model
         available = [m for m in catalog.models().values() if not m.is_moe]
-    return min(available, key=lambda m: abs(math.log(total_params(m) / params)))
+    # the published total equals the computed one (tests/engine/test_catalog_models.py), and
+    # reading it spares building eight tensor inventories to choose one
+    return min(available, key=lambda m: abs(math.log((m.published_params or total_params(m))
+                                                     / params)))
 
 
 def template_spec(text: str) -> tuple[ModelSpec, str]:
@@ -47,20 +50,21 @@ def template_spec(text: str) -> tuple[ModelSpec, str]:
     outside = total_params(base) - _layer_total(base)
     per_layer = _layer_total(base) / base.layers
     layers = max(1, round((params - outside) / per_layer))
-    fields = base.model_dump(exclude={"aliases", "published_params", "params_source", "hf_repo"})
-    fields |= {
+    # a copy with changes, not validation: the base row was validated when the catalog loaded
+    changes: dict[str, object] = {
         "name": text.upper(),
         "display": f"{text.upper()} (Llama-like template)",
         "layers": layers,
         "template": True,
         "sliding_layers": min(base.sliding_layers, layers),
+        "aliases": (), "published_params": None, "params_source": "", "hf_repo": None,
     }
     if experts:
         # Mixtral-style MoE: every layer's MLP becomes `experts` copies, 2 active per token
         # (Mixtral 8x7B = Mistral 7B's shapes with 8 experts, top-2).
-        fields |= {"experts": experts, "active_experts": 2, "moe_intermediate": base.intermediate,
-                   "intermediate": 0, "display": f"{text.upper()} (Mixtral-like MoE template)"}
-    spec = ModelSpec(**fields)
+        changes |= {"experts": experts, "active_experts": 2, "moe_intermediate": base.intermediate,
+                    "intermediate": 0, "display": f"{text.upper()} (Mixtral-like MoE template)"}
+    spec = base.model_copy(update=changes)
     return spec, _note(spec, base)
 
 

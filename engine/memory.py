@@ -7,8 +7,8 @@ planner can call them thousands of times per answer; engine/plan.py assembles th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from engine.architecture import LINEAR_ROLES, ModelSpec, layer_params, tensors
 
@@ -132,8 +132,7 @@ def lora_params(spec: ModelSpec, rank: int, targets: str) -> int:
 # -- activations ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LayerActivations:
+class LayerActivations(NamedTuple):
     """Bytes per token of one block's saved activations, split by whether TP shards them."""
 
     replicated: float

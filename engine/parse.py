@@ -397,7 +397,7 @@ def build_request(draft: Draft) -> Request:
     options = draft.options
     check_method_options(draft.method, options)
     try:
-        return Request(model=draft.model, method=draft.method, **options)
+        return Request.from_values({"model": draft.model, "method": draft.method, **options})
     except ValidationError as err:
         first = err.errors()[0]
         key = str(first["loc"][0]) if first["loc"] else "input"

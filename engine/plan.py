@@ -7,9 +7,10 @@ every card: that is what keeps a full answer within a few milliseconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import date
 from functools import lru_cache
+from typing import Any, NamedTuple
 
 from engine import catalog, memory, speed
 from engine.architecture import ModelSpec
@@ -27,8 +28,7 @@ SERVE_COUNTS = (1, 2, 4, 8, 16, 32)
 GPUS_PER_SERVER = 8
 
 
-@dataclass(frozen=True)
-class Strategy:
+class Strategy(NamedTuple):
     tp: int
     dp: int
     pp: int
@@ -65,21 +65,18 @@ class Strategy:
         return " + ".join(parts)
 
 
-@dataclass(frozen=True)
-class Components:
+class Components(NamedTuple):
     weights: float
     gradients: float
     optimizer: float
     activations: float
     kv_cache: float
     host: float
-    detail: tuple[tuple[str, str], ...]
+    # the formula behind each number, written only for the plans an answer shows (most
+    # strategies tried on the way are never shown)
+    detail: Callable[[], tuple[tuple[str, str], ...]]
     reused: float = 0.0
-
-    @property
-    def allocated(self) -> float:
-        return (self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache
-                - self.reused)
+    allocated: float = 0.0  # the sum less `reused`: set by _components()
 
 
 def _gib(value: float) -> str:
@@ -103,25 +100,26 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         weights = frozen + adapters
         gather = memory.zero3_gather_buffer(spec, base_per_param, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
-        w_text = (f"frozen base {base.total_bytes / 1e9:.2f} GB ({base.note}) + "
-                  f"{trainable / 1e6:.1f}M adapter params x {wb:g} B")
+        w_text = lambda: (f"frozen base {base.total_bytes / 1e9:.2f} GB ({base.note}) + "  # noqa: E731
+                          f"{trainable / 1e6:.1f}M adapter params x {wb:g} B")
     else:
         trainable = params
         weights = memory.training_weights(params, wb, tp=mp, dp=s.dp, zero=zero,
                                           offload_all=offload_all)
         gather = memory.zero3_gather_buffer(spec, wb, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
-        w_text = f"{params / 1e9:.2f}B params x {wb:g} B"
+        w_text = lambda: f"{params / 1e9:.2f}B params x {wb:g} B"  # noqa: E731
     if req.fused_step and not req.spec.adapters:
         # optimizer step fused into backward (torchtune optimizer_in_bwd): each gradient is
         # applied and freed as soon as it is produced; the largest tensor's is the most alive
         grads = memory.largest_tensor(spec) * gb / mp
-        g_text = f"one tensor's gradient at a time ({memory.largest_tensor(spec) / 1e6:.0f}M x {gb:g} B)"
+        g_text = lambda: (f"one tensor's gradient at a time "  # noqa: E731
+                          f"({memory.largest_tensor(spec) / 1e6:.0f}M x {gb:g} B)")
     else:
         grads = memory.gradients(trainable, gb, tp=mp, dp=s.dp, zero=zero,
                                  offload_all=offload_all)
-        g_text = (f"{trainable / 1e9:.3f}B trainable x {gb:g} B{_mp_text(s)}{_shard_text(s, 2)}"
-                  + (" (on host)" if offload_all else ""))
+        g_text = lambda: (f"{trainable / 1e9:.3f}B trainable x {gb:g} B{_mp_text(s)}"  # noqa: E731
+                          f"{_shard_text(s, 2)}" + (" (on host)" if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
     paged = req.optimizer == "paged-adamw-8bit"
     optim = memory.optimizer_states(trainable, ob, tp=mp, dp=s.dp, zero=zero,
@@ -144,6 +142,22 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     if offload_all:
         host += sharded_host(trainable * (wb + gb), s)
     per_logit = logit * s.tp / (req.seq_len * req.batch * spec.vocab)
+
+    def detail() -> tuple[tuple[str, str], ...]:
+        return _training_detail(spec, req, s, w_text=w_text(), g_text=g_text(), gather=gather,
+                                offload_all=offload_all, offloaded=offloaded, paged=paged,
+                                trainable=trainable, ob=ob, acts=acts, logit=logit,
+                                per_logit=per_logit, dequant=dequant, reused=reused)
+
+    return _components(weights=weights + gather, gradients=grads, optimizer=optim,
+                       activations=acts + logit + dequant, kv_cache=0.0, host=host,
+                       detail=detail, reused=reused)
+
+
+def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str, g_text: str,
+                     gather: float, offload_all: bool, offloaded: bool, paged: bool,
+                     trainable: int, ob: float, acts: float, logit: float, per_logit: float,
+                     dequant: float, reused: float) -> tuple[tuple[str, str], ...]:
     detail = (
         ("weights", f"{w_text}{_mp_text(s)}{_shard_text(s, 3)}"
          + (f" + ZeRO-3 gather buffer {_gib(gather)}" if gather else "")
@@ -163,9 +177,13 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         detail += (("reused", f"{_gib(reused)}: gradients are created as backward frees "
                     "activations (gradients set to None between steps, no persistent buckets), "
                     "so the peak holds max(activations, gradients), not both"),)
-    return Components(weights=weights + gather, gradients=grads, optimizer=optim,
-                      activations=acts + logit + dequant, kv_cache=0.0, host=host, detail=detail,
-                      reused=reused)
+    return detail
+
+
+def _components(**values: Any) -> Components:
+    c = Components(**values)
+    return c._replace(allocated=c.weights + c.gradients + c.optimizer + c.activations
+                      + c.kv_cache - c.reused)
 
 
 def sharded_host(total: float, s: Strategy) -> float:
@@ -195,7 +213,7 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     engine = req.serving_engine
     acts = memory.inference_activations(spec, context=req.context, users=req.users, tp=s.tp,
                                         engine=engine)
-    detail = (
+    detail = lambda: (  # noqa: E731
         ("weights", f"{size.total_bytes / 1e9:.2f} GB in {req.weight_quant} "
          f"({size.bits_per_weight:.2f} bits/weight; {size.note})"
          + (", token embeddings on the host as llama.cpp does" if gguf else "")
@@ -211,8 +229,8 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
             if engine in memory.PREFILL_CHUNK else "the whole prompt in one pass")
          + ", plus fp32 logits of the sampled positions"),
     )
-    return Components(weights=weights, gradients=0.0, optimizer=0.0, activations=acts,
-                      kv_cache=kv, host=0.0, detail=detail)
+    return _components(weights=weights, gradients=0.0, optimizer=0.0, activations=acts,
+                       kv_cache=kv, host=0.0, detail=detail)
 
 
 def components(spec: ModelSpec, req: Request, s: Strategy) -> Components:
@@ -227,10 +245,10 @@ def _total(c: Components, gpus: int) -> float:
 def build_memory(c: Components, gpus: int, gpu: GpuSpec, headroom: float) -> Memory:
     ctx, nccl, frag = memory.overhead(c.allocated, gpus=gpus)
     total = c.allocated + ctx + nccl + frag
-    detail = dict(c.detail)
+    detail = dict(c.detail())
     detail["overhead"] = (f"CUDA context {_gib(ctx)}" + (f" + NCCL buffers {_gib(nccl)}" if nccl else "")
                           + f" + allocator fragmentation {memory.FRAGMENTATION:.0%} = {_gib(frag)}")
-    return Memory(
+    return Memory.build(
         weights=round(c.weights), gradients=round(c.gradients), optimizer=round(c.optimizer),
         activations=round(c.activations), kv_cache=round(c.kv_cache),
         overhead=round(ctx + nccl + frag), reused=round(c.reused),
@@ -285,7 +303,7 @@ def _cached_components(spec: ModelSpec, req: Request, s: Strategy) -> Components
 
 def settings_for(req: Request, s: Strategy) -> Settings:
     training = req.is_training
-    return Settings(
+    return Settings.build(
         tp=s.tp, dp=s.dp, pp=s.pp, zero=s.zero if training else None, offload=s.offload,
         checkpointing=req.checkpointing_mode, precision=req.precision,
         optimizer=req.optimizer if training else None, quant=req.weight_quant,
@@ -310,7 +328,7 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
         notes.append(_("{card} has no NVLink: gradient and shard traffic goes over PCIe")
                      .format(card=gpu.display))
     plan_speed_ = plan_speed(spec, req, gpu, gpus, s)
-    return Plan(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
+    return Plan.build(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
                 strategy=s.describe(gpus, req.is_serving, gpu.has_nvlink),
                 settings=settings_for(req, s), memory=mem, speed=plan_speed_,
                 cost=price_plan(gpu, gpus, req, today, plan_speed_.train_hours, book), notes=notes)
@@ -321,7 +339,7 @@ def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strate
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
                                users=req.users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
                                pp=s.pp, engine=req.serving_engine)
-        return Speed(decode_tokens_per_s=round(sp.decode_per_sequence, 1),
+        return Speed.build(decode_tokens_per_s=round(sp.decode_per_sequence, 1),
                      decode_tokens_per_s_aggregate=round(sp.decode_aggregate, 1),
                      prefill_tokens_per_s=round(sp.prefill), detail=sp.detail)
     trainable = (memory.lora_params(spec, req.rank, req.targets)
@@ -331,7 +349,7 @@ def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strate
                            zero=s.zero or 0, tp=s.tp, tokens=req.tokens, trainable=trainable,
                            offload=s.offload, pp=s.pp)
     hours = tr.gpu_hours / gpus if tr.gpu_hours is not None else None
-    return Speed(train_tokens_per_s=round(tr.tokens_per_s, 1),
+    return Speed.build(train_tokens_per_s=round(tr.tokens_per_s, 1),
                  train_gpu_hours=None if tr.gpu_hours is None else round(tr.gpu_hours, 1),
                  train_hours=None if hours is None else round(hours, 2), mfu=round(tr.mfu, 3),
                  detail=tr.detail)

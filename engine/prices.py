@@ -6,13 +6,13 @@ A price quoted more than STALE_DAYS before the answer's date is flagged stale.
 
 from __future__ import annotations
 
-import tomllib
 from datetime import date
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from engine import datacache
 
 Kind = Literal["buy_card", "buy_server", "rent_card_hour", "rent_server_month"]
 Currency = Literal["CNY", "USD"]
@@ -20,7 +20,7 @@ STALE_DAYS = 90
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 class Price(_Row):
@@ -127,6 +127,8 @@ class PriceBook(_Row):
 
 
 def _load_text(text: str) -> PriceBook:
+    import tomllib  # only when the cached catalog is missing or out of date
+
     data = tomllib.loads(text)
     a = data["assumptions"]
     return PriceBook(
@@ -140,7 +142,12 @@ def _load_text(text: str) -> PriceBook:
     )
 
 
+def load_price_book() -> PriceBook:
+    """engine/data/prices.toml, every row validated."""
+    return _load_text(datacache.data_text("prices.toml"))
+
+
 @cache
 def price_book() -> PriceBook:
-    text = resources.files("engine.data").joinpath("prices.toml").read_text(encoding="utf-8")
-    return _load_text(text)
+    return datacache.load("prices", data=("prices.toml",), code=("prices.py",),
+                          build=load_price_book)

@@ -138,7 +138,7 @@ def trial(plan: Plan, req: Request) -> Trial | None:
     rent = rate * plan.gpus * hours if rate is not None else None
     epoch = ("tokens=" if req.tokens else _("an assumed {millions:.0f}M-token epoch").format(
         millions=DEFAULT_EPOCH_TOKENS / 1e6))
-    return Trial(gpu=plan.gpu, gpus=plan.gpus, epoch_tokens=tokens, hours=round(hours, 2),
+    return Trial.build(gpu=plan.gpu, gpus=plan.gpus, epoch_tokens=tokens, hours=round(hours, 2),
                  rent=None if rent is None else round(rent), currency=currency,
                  note=_("rent {n} x {card} for one epoch ({epoch}): about {hours:,.1f} h, "
                         "{cost}; measure throughput and stability before buying (the seeds' "

@@ -8,9 +8,11 @@ the planner choose" (card, count, sharding) or "depends on the method" (checkpoi
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Union, get_args, get_origin
 
+import annotated_types
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.methods import METHOD_NAMES, MethodSpec, method
@@ -27,6 +29,57 @@ Targets = Literal["attn", "all"]
 KvDtype = Literal["fp16", "fp8"]
 Currency = Literal["CNY", "USD"]
 
+
+
+_REJECT = object()
+_BOUNDS = ((annotated_types.Gt, lambda v, m: v > m.gt), (annotated_types.Ge, lambda v, m: v >= m.ge),
+           (annotated_types.Lt, lambda v, m: v < m.lt), (annotated_types.Le, lambda v, m: v <= m.le))
+
+
+def _value_for(annotation: Any, value: Any) -> Any:
+    """`value` as the field would store it, when it plainly has the annotated type; else
+    _REJECT (and the caller leaves the value to pydantic's validation)."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        for option in get_args(annotation):
+            got = _value_for(option, value)
+            if got is not _REJECT:
+                return got
+        return _REJECT
+    if origin is Literal:
+        return value if value in get_args(annotation) and type(value) is str else _REJECT
+    if annotation is type(None):
+        return None if value is None else _REJECT
+    if annotation is float and type(value) in (int, float):
+        return float(value)
+    if annotation in (int, str, bool):
+        return value if type(value) is annotation else _REJECT
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(value, dict):
+        made = construct_checked(annotation, value)
+        return _REJECT if made is None else made
+    return _REJECT
+
+
+def construct_checked(cls: type[BaseModel], values: Mapping[str, Any]) -> Any:
+    """`cls(**values)` without building cls's validation schema, when every value already has
+    its field's type and lies within its bounds (what the grammar produces); None when anything
+    needs pydantic to judge it. Building a schema costs more than answering (issue 11)."""
+    fields = cls.model_fields
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        info = fields.get(name)
+        if info is None:
+            return None
+        got = _value_for(info.annotation, value)
+        if got is _REJECT:
+            return None
+        if got is not None and not all(check(got, m) for kind, check in _BOUNDS
+                                       for m in info.metadata if isinstance(m, kind)):
+            return None
+        out[name] = got
+    if any(f.is_required() and name not in out for name, f in fields.items()):
+        return None
+    return cls.model_construct(**out)
 
 
 class Money(BaseModel):
@@ -73,6 +126,19 @@ class Request(BaseModel):
     months: int = Field(36, ge=1, le=120)
     power_price: float | None = Field(None, gt=0, le=100)
     goal: Literal["cost", "time"] = "cost"
+
+    def __hash__(self) -> int:
+        # requests key the planner's component cache: a few fields (equal requests agree on
+        # them) hash far faster than all thirty-four
+        return hash((self.model, self.method, self.gpu, self.gpus, self.seq, self.batch,
+                     self.quant, self.optimizer, self.context, self.users))
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Request:
+        """`Request(**values)`; validated by pydantic only when a value is not plainly of its
+        field's type and bounds, so errors read exactly as validation words them."""
+        checked = construct_checked(cls, values)
+        return checked if checked is not None else cls(**values)
 
     @property
     def spec(self) -> MethodSpec:

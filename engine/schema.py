@@ -6,11 +6,77 @@ Memory values are bytes per GPU.
 
 from __future__ import annotations
 
+import copy
+import types
+from collections.abc import Callable
+from functools import cache
+from typing import Any, NamedTuple, Self, Union, get_args, get_origin
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
+def _takes_float(annotation: Any) -> bool:
+    if annotation is float:
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
+        return float in get_args(annotation)
+    return False
+
+
+class _Layout(NamedTuple):
+    names: tuple[str, ...]  # in declaration order, as validation fills __dict__
+    defaults: dict[str, Any]
+    factories: dict[str, Callable[[], Any]]
+    floats: frozenset[str]
+
+
+@cache
+def _layout(cls: type[BaseModel]) -> _Layout:
+    # what model_construct works out on every call, worked out once per class
+    assert not cls.__pydantic_post_init__ and not cls.__private_attributes__, cls
+    fields = cls.model_fields
+    return _Layout(
+        names=tuple(fields),
+        defaults={n: f.default for n, f in fields.items()
+                  if f.default_factory is None and not f.is_required()},
+        factories={n: f.default_factory for n, f in fields.items()  # type: ignore[misc]
+                   if f.default_factory is not None},
+        floats=frozenset(n for n, f in fields.items() if _takes_float(f.annotation)))
+
+
 class _Doc(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Schemas are built only when one is needed (--json, tests): the text answer never pays for
+    # them (issue 11: the CLI's start-up time).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    @classmethod
+    def build(cls, **fields: Any) -> Self:
+        """A document from values the engine computed, without validation: whole numbers for
+        float fields become floats (as validation would make them) and defaults are filled.
+        tests/engine/test_schema.py checks built documents against their validated twins."""
+        layout = _layout(cls)
+        unknown = fields.keys() - set(layout.names)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {sorted(unknown)}")
+        values: dict[str, Any] = {}
+        for name in layout.names:
+            if name in fields:
+                value = fields[name]
+                values[name] = float(value) if type(value) is int and name in layout.floats \
+                    else value
+            elif name in layout.defaults:
+                value = layout.defaults[name]  # mutable defaults copied, as pydantic copies them
+                values[name] = copy.copy(value) if isinstance(value, list | dict | set) else value
+            elif name in layout.factories:
+                values[name] = layout.factories[name]()
+            else:
+                raise TypeError(f"{cls.__name__}.{name} is required")
+        doc = cls.__new__(cls)
+        object.__setattr__(doc, "__dict__", values)  # what model_construct sets, and no more
+        object.__setattr__(doc, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(doc, "__pydantic_extra__", None)
+        object.__setattr__(doc, "__pydantic_private__", None)
+        return doc
 
 
 class Memory(_Doc):
@@ -104,7 +170,7 @@ class Plan(_Doc):
     strategy: str
     settings: Settings
     memory: Memory
-    speed: Speed = Speed()
+    speed: Speed = Field(default_factory=Speed)
     cost: Cost | None = None
     notes: list[str] = []
 

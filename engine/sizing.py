@@ -56,10 +56,10 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                  "GPU, the card has {capacity:.1f} GiB.").format(
             n=top.gpus, card=top.gpu_display, need=m.total / 1024**3, headroom=req.headroom,
             capacity=m.capacity / 1024**3) + _(" What would fit is listed below.")
-    info = ModelInfo(name=spec.name, display=spec.display, params=spec.params,
+    info = ModelInfo.build(name=spec.name, display=spec.display, params=spec.params,
                      active_params=spec.active_params, source=spec.source,
                      retrieved=spec.retrieved, template=spec.template)
-    return Answer(query=query, pinned=bool(req.gpu and req.gpus), model=info, plans=plans,
+    return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info, plans=plans,
                   recommendation=text,
                   alternatives=[] if fits else alternatives(spec, req, today=today, book=book),
                   advice=recommend.advice(spec, req, plans),

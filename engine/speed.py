@@ -6,7 +6,7 @@ from); validation/speed_references.toml measures them against published runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine import memory
 from engine.architecture import EXPERT_ROLES, ModelSpec
@@ -55,8 +55,7 @@ def memory_kind(gpu: GpuSpec) -> str:
     return "gddr" if gpu.name in WORKSTATION else "hbm"
 
 
-@dataclass(frozen=True)
-class ServeSpeed:
+class ServeSpeed(NamedTuple):
     decode_per_sequence: float
     decode_aggregate: float
     prefill: float
@@ -64,8 +63,7 @@ class ServeSpeed:
     detail: str
 
 
-@dataclass(frozen=True)
-class TrainSpeed:
+class TrainSpeed(NamedTuple):
     tokens_per_s: float
     gpu_hours: float | None
     mfu: float

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-if TYPE_CHECKING:
-    from engine.schema import Answer
+from engine import ParseError, UnknownModel, ask, hub, i18n
+from engine.methods import METHODS
+from engine.parse import KEYS
+from engine.schema import Answer
 
 USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE] [--lang zh|en]
        gpusize serve [--socket]     the Slack bot (see README "Install in your workspace")
@@ -40,9 +42,6 @@ Chinese input works too: gpusize 13B 全参微调 预算15万"""
 
 def usage() -> str:
     """The usage text, with every method and key the grammar reads (engine/parse.py)."""
-    from engine.methods import METHODS
-    from engine.parse import KEYS
-
     def fill(text: str) -> str:
         return textwrap.fill(text, width=90, subsequent_indent=" " * 11, break_on_hyphens=False)
 
@@ -92,8 +91,6 @@ def _main(argv: list[str] | None = None) -> int:
         print("gpusize: --chart needs a file name: --chart FILE or --chart=FILE", file=sys.stderr)
         return 2
     words, lang = _take_option(words, "--lang")
-    from engine import i18n
-
     if lang is not None and lang not in i18n.LANGUAGES:
         print(f"gpusize: --lang {lang[:10]} is not one of {', '.join(i18n.LANGUAGES)}",
               file=sys.stderr)
@@ -104,7 +101,7 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --chart FILE, "
               "--lang zh|en, --help, --version", file=sys.stderr)
         return 2
-    return answer(" ".join(words), as_json=as_json, chart=chart)
+    return print_answer(" ".join(words), as_json=as_json, chart=chart)
 
 
 def _take_option(args: list[str], name: str) -> tuple[list[str], str | None]:
@@ -141,9 +138,7 @@ def serve(args: list[str]) -> int:
     return run_server(socket_mode="--socket" in args, host=host)
 
 
-def answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
-    from engine import ParseError, UnknownModel, ask, hub
-
+def print_answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
     try:
         # engine.hub imports huggingface_hub only when a repo id outside the catalog is asked for
         result = ask(text, hub=hub.lookup)
@@ -165,14 +160,10 @@ def answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
 
 def write_chart(result: Answer, path: str) -> bool:
     """Draws the answer's memory chart into `path` (matplotlib is imported only here)."""
-    from pathlib import Path
-
-    from engine.i18n import current
-
     try:
         from present.charts import memory_chart
 
-        png = memory_chart(result, lang=current())
+        png = memory_chart(result, lang=i18n.current())
     except ImportError as err:
         print(f"gpusize: --chart needs matplotlib ({err}): pip install matplotlib", file=sys.stderr)
         return False

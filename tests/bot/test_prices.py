@@ -22,8 +22,8 @@ import engine
 from bot import feeds, pricecommands
 from bot.pricestore import GLOBAL, PriceStore, catalog_records, newest
 from engine.parse import ParseError, parse
-from engine.sizing import answer_for
 from engine.resolve import resolve_model
+from engine.sizing import answer_for
 from tests.harness import Bot, SlackStub, free_port
 
 TODAY = date(2026, 11, 30)

@@ -161,3 +161,46 @@ def test_parser_on_grammar_shaped_noise(words: list[str]) -> None:
         parse(" ".join(words))
     except ParseError as err:
         assert str(err) and "\n" not in str(err)
+
+
+def _requests_both_ways(values: dict) -> tuple[object, object]:
+    from pydantic import ValidationError
+
+    from engine.request import Request
+
+    def attempt(make):
+        try:
+            return make().model_dump()
+        except ValidationError as err:
+            return str(err.errors()[0]["msg"])
+
+    return attempt(lambda: Request.from_values(values)), attempt(lambda: Request(**values))
+
+
+def test_requests_built_without_a_schema_equal_validated_ones() -> None:
+    import json
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    texts = json.loads((root / "tests" / "data" / "bad_inputs.json").read_text(encoding="utf-8"))
+    texts += [r["query"] for r in tomllib.loads(
+        (root / "validation" / "references.toml").read_text(encoding="utf-8"))["ref"]]
+    compared = 0
+    for text in texts:
+        try:
+            draft = parse_fields(text)
+        except ParseError:
+            continue
+        if draft.model and draft.method:
+            fast, slow = _requests_both_ways(dict(draft.values))
+            assert fast == slow, text
+            compared += 1
+    assert compared > 40
+    # out of bounds or of another type: left to validation, which coerces or words the error
+    for values in ({"gpus": 5000}, {"hours": 800.0}, {"budget": {"amount": -1.0}},
+                   {"precision": "int3"}, {"nonsense": 1}):
+        fast, slow = _requests_both_ways({"model": "7B", "method": "lora", **values})
+        assert fast == slow and isinstance(fast, str), values
+    fast, slow = _requests_both_ways({"model": "7B", "method": "lora", "batch": "2"})
+    assert fast == slow and fast["batch"] == 2

@@ -1,0 +1,72 @@
+"""The bundled catalogs, parsed and validated once per version of the data.
+
+Reading the TOML catalogs and validating every row takes longer than answering a question, so
+the validated objects are pickled in the user's cache directory (as Python keeps .pyc files),
+under a key made of the data files' bytes, the code that defines their classes, and the Python
+and pydantic versions: any change to any of them is a new key, never a stale catalog. A cache
+that cannot be read or written (read-only home, a container) only costs the parse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import TypeVar
+
+import pydantic
+
+T = TypeVar("T")
+ENGINE = Path(__file__).resolve().parent
+
+
+def cache_root() -> Path:
+    """GPUSIZE_CACHE, else $XDG_CACHE_HOME/gpusize, else ~/.cache/gpusize."""
+    root = os.environ.get("GPUSIZE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "gpusize")
+    return Path(root)
+
+
+def data_text(filename: str) -> str:
+    return resources.files("engine.data").joinpath(filename).read_text(encoding="utf-8")
+
+
+def _key(name: str, data: tuple[str, ...], code: tuple[str, ...]) -> str:
+    digest = hashlib.sha256(f"{sys.version}|{pydantic.VERSION}|{name}".encode())
+    for filename in data:
+        digest.update(data_text(filename).encode())
+    for module in code:
+        digest.update((ENGINE / module).read_bytes())
+    return digest.hexdigest()[:24]
+
+
+def load(name: str, *, data: tuple[str, ...], code: tuple[str, ...], build: Callable[[], T]) -> T:
+    """`build()`'s result, from the cache when the same data and code built it before."""
+    if os.environ.get("GPUSIZE_NO_DATA_CACHE"):
+        return build()
+    try:
+        path = cache_root() / "catalogs" / f"{name}-{_key(name, data, code)}.pickle"
+    except OSError:
+        return build()
+    try:
+        with path.open("rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError,
+            TypeError, ValueError):
+        pass  # not built yet, or unreadable: build it
+    value = build()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+        for old in path.parent.glob(f"{name}-*.pickle"):
+            if old != path:
+                old.unlink(missing_ok=True)  # built from data or code that is gone
+    except OSError:
+        pass
+    return value
