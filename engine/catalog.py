@@ -1,4 +1,4 @@
-"""Bundled catalogs (models, GPUs) and fuzzy look-up over them.
+"""Bundled catalogs (models, GPUs, per-market availability) and fuzzy look-up over them.
 
 The data lives in engine/data/*.toml; each row carries its source URL and the date it was read.
 Loading is lazy and cached so the CLI pays for it once.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from datetime import date
 from functools import cache
 from typing import Literal
 
@@ -25,10 +26,11 @@ class GpuSpec(BaseModel):
     name: str
     display: str
     aliases: tuple[str, ...] = ()
-    vendor: Literal["nvidia", "amd"]
+    vendor: Literal["nvidia", "amd", "huawei"]
     architecture: str
     memory_gb: float = Field(gt=0, description="marketed capacity")
     memory_bytes: int = Field(gt=0, description="capacity the driver reports")
+    memory_kind: Literal["gddr", "hbm"] = Field(description="GDDR/LPDDR boards vs HBM parts")
     bandwidth_gbps: float = Field(gt=0)
     bf16_tflops: float = Field(gt=0, description="dense, no sparsity")
     fp16_tflops: float = Field(gt=0)
@@ -39,6 +41,7 @@ class GpuSpec(BaseModel):
     pcie_gen: int = 4
     form_factor: Literal["pcie", "sxm", "oam"] = "pcie"
     market: str = "global"
+    serving_stack: str = Field("", description="empty = CUDA; else the vendor stack")
     notes: str = ""
     source: str
     retrieved: str
@@ -46,6 +49,27 @@ class GpuSpec(BaseModel):
     @property
     def has_nvlink(self) -> bool:
         return self.nvlink_gbps > 0
+
+
+Market = Literal["china", "global"]
+MARKETS: tuple[Market, ...] = ("china", "global")
+# new: bought new through legal channels; secondary: grey or second-hand market only;
+# rental: rentable from clouds/IDCs in that market, not buyable new; unavailable: none of these.
+Status = Literal["new", "secondary", "rental", "unavailable"]
+
+
+class Availability(BaseModel):
+    """Whether a card can be had in a market (export controls, China-only SKUs), as of a date."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    card: str
+    market: Market
+    status: Status
+    source: str
+    as_of: date = Field(description="date the fact held (rule, report or listing)")
+    retrieved: date = Field(description="date the source was read")
+    note: str
 
 
 def _load(filename: str, table: str) -> list[dict]:
@@ -73,6 +97,25 @@ def models() -> dict[str, ModelSpec]:
 @cache
 def gpus() -> dict[str, GpuSpec]:
     return datacache.load("gpus", data=("gpus.toml",), code=("catalog.py",), build=load_gpus)
+
+
+def load_availability() -> dict[tuple[str, str], Availability]:
+    """engine/data/availability.toml, every row validated; a repeated pair is a data error."""
+    index: dict[tuple[str, str], Availability] = {}
+    for row in _load("availability.toml", "availability"):
+        spec = Availability(**row)
+        key = (spec.card, spec.market)
+        if key in index:
+            raise ValueError(f"availability.toml: two rows for {key}")
+        index[key] = spec
+    return index
+
+
+@cache
+def availability() -> dict[tuple[str, str], Availability]:
+    """(card, market) -> whether the card can be had there."""
+    return datacache.load("availability", data=("availability.toml",), code=("catalog.py",),
+                          build=load_availability)
 
 
 def normalize(text: str) -> str:

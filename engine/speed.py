@@ -15,9 +15,6 @@ from engine.methods import MethodSpec
 from engine.quant import get_quant, weight_bytes
 
 # -- efficiencies ---------------------------------------------------------------------------
-# Cards with GDDR memory (consumer and workstation, PCIe) versus HBM (data-centre) cards.
-WORKSTATION = frozenset({"rtx-4090", "rtx-3090", "rtx-a4000", "rtx-a5000", "rtx-a6000",
-                         "rtx-6000-ada", "l40s", "l20"})
 # Share of datasheet bandwidth a batch-1 decode step streams weights at. llama.cpp reaches ~80%
 # on GDDR cards but only ~55% on HBM cards, whose bandwidth needs more parallel loads than a
 # batch-1 matrix-vector product issues (fitted to llama-bench tg rows: 70B Q4_K_M runs at
@@ -49,10 +46,6 @@ NVLINK_EFFICIENCY = 0.7  # of the one-direction NVLink bandwidth (nccl-tests bus
 INTER_NODE_GBPS = 45.0  # 400 Gb/s InfiniBand/RoCE per GPU at ~90% (8 NICs per 8-GPU server)
 HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
 CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
-
-
-def memory_kind(gpu: GpuSpec) -> str:
-    return "gddr" if gpu.name in WORKSTATION else "hbm"
 
 
 class ServeSpeed(NamedTuple):
@@ -109,7 +102,7 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
     """Decode is bandwidth bound: each step streams the weights once for the whole batch plus
     every sequence's KV cache; prefill is compute bound."""
     eng = engine or engine_for(quant)
-    efficiency = BANDWIDTH_EFFICIENCY[(eng, memory_kind(gpu))]
+    efficiency = BANDWIDTH_EFFICIENCY[(eng, gpu.memory_kind)]
     bandwidth = gpu.bandwidth_gbps * 1e9 * efficiency
     weights = _active_weight_bytes(spec, quant, users)
     kv = memory.kv_cache(spec, context=context, users=users, kv_bytes=kv_bytes, tp=1)
@@ -150,7 +143,8 @@ def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing:
 
 
 def _mfu(gpu: GpuSpec, gpus: int) -> float:
-    base = TRAIN_MFU["workstation" if gpu.name in WORKSTATION else "datacenter"]
+    # GDDR boards are the consumer and workstation cards (memory_kind in engine/data/gpus.toml)
+    base = TRAIN_MFU["workstation" if gpu.memory_kind == "gddr" else "datacenter"]
     if gpus > 8:
         base *= 0.95  # cross-server collectives and stragglers
     return base

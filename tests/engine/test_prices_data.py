@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import tomllib
 from datetime import date
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,146 @@ def test_assumptions() -> None:
         30000,
         50000,
     )
+
+
+# -- sanity rules over the whole price catalog --------------------------------------------------
+# Each rule holds for how GPUs are sold; a row that breaks one is mis-entered or an outlier and is
+# fixed or moved to [[excluded]] with its reason.
+
+FX = PRICES["fx"]["cny_per_usd"]
+# (PCIe board, SXM part) of the same chip
+PCIE_SXM = [("h100-pcie", "h100-sxm"), ("a100-pcie-80gb", "a100-80gb"), ("h200-nvl", "h200")]
+
+
+def _cny(row: dict, field: str) -> float:
+    return row[field] * (FX if row["currency"] == "USD" else 1.0)
+
+
+def _market(row: dict) -> str:
+    return "china" if row["region"] == "china" else "global"
+
+
+def _provider(row: dict) -> str:
+    return row["source"].split()[0].split("/")[2] if row["source"].startswith("http") else row["source"]
+
+
+def _count(item: str) -> int:
+    m = SERVER_RE.match(item)
+    return int(m.group("count")) if m else 1
+
+
+def _rows(kind: str, *, card: str | None = None, item: str | None = None,
+          rows: list[dict] | None = None) -> list[dict]:
+    return [r for r in (ROWS if rows is None else rows) if r["kind"] == kind
+            and (card is None or _card_of(r["item"]) == card)
+            and (item is None or r["item"] == item)]
+
+
+def _pcie_above_sxm(rows: list[dict]) -> list[str]:
+    """Buy quotes compare within a market; rent quotes within one provider (across providers a
+    hyperscaler's PCIe card can cost more than a neocloud's SXM part)."""
+    bad = []
+    for pcie, sxm in PCIE_SXM:
+        for kind, scope in (("buy_card", _market), ("rent_card_hour", _provider)):
+            highs: dict[str, float] = {}
+            for r in _rows(kind, item=sxm, rows=rows):
+                highs[scope(r)] = max(highs.get(scope(r), 0.0), _cny(r, "high"))
+            for r in _rows(kind, item=pcie, rows=rows):
+                top = highs.get(scope(r))
+                if top is not None and _cny(r, "low") > top:
+                    bad.append(f"{pcie} {kind} {r['low']} {r['currency']} > {sxm} ({scope(r)})")
+    return bad
+
+
+def _family(item: str) -> str:
+    """A PCIe board is priced with the SXM part of its chip: same silicon, same market."""
+    return {pcie: sxm for pcie, sxm in PCIE_SXM}.get(item, item)
+
+
+def _outliers(rows: list[dict]) -> list[str]:
+    """Within one (chip, kind, region), no quote's midpoint is more than twice the median of the
+    others, nor below a third of it (a community-cloud rate may be half a hyperscaler's; a
+    USD figure entered as CNY, or the reverse, is off by 7x)."""
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for r in rows:
+        groups.setdefault((_family(r["item"]), r["kind"], r["region"]), []).append(r)
+    bad = []
+    for key, group in groups.items():
+        for r in group:
+            others = sorted((_cny(o, "low") + _cny(o, "high")) / 2 for o in group if o is not r)
+            if not others:
+                continue
+            median = others[len(others) // 2] if len(others) % 2 else (
+                others[len(others) // 2 - 1] + others[len(others) // 2]) / 2
+            mid = (_cny(r, "low") + _cny(r, "high")) / 2
+            if not median / 3 <= mid <= median * 2:
+                bad.append(f"{key}: {mid:,.2f} CNY against a median of {median:,.2f}")
+    return bad
+
+
+def test_pcie_never_costs_more_than_the_sxm_part_of_the_same_chip() -> None:
+    assert not _pcie_above_sxm(ROWS)
+
+
+def test_no_single_source_outlier() -> None:
+    assert not _outliers(ROWS)
+
+
+def test_the_rules_catch_the_excluded_h100_pcie_china_row() -> None:
+    # the row moved out of [[price]] breaks both rules: the rules can fail
+    excluded = {r["item"]: r for r in PRICES["excluded"]}
+    h100 = excluded["h100-pcie"]
+    assert _pcie_above_sxm([*ROWS, h100])
+    assert _outliers([*ROWS, h100])
+
+
+def test_excluded_rows_say_why() -> None:
+    for r in PRICES["excluded"]:
+        assert r["source"].startswith("http") and len(r["reason"]) > 80
+        _as_date(r["quoted"])
+        # an excluded quote is not also in [[price]]
+        assert not _find(r["item"], r["kind"], r["low"], r["high"], r["currency"])
+
+
+def _per_gpu(rows: list[dict], field: str) -> dict[int, float]:
+    """Server size -> the lowest (field='low') or highest (field='high') price per GPU."""
+    pick = min if field == "low" else max
+    out: dict[int, float] = {}
+    for r in rows:
+        n = r["gpus"]
+        value = _cny(r, field) / n
+        out[n] = pick(out.get(n, value), value)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["buy_server", "rent_server_month"])
+def test_price_per_gpu_never_rises_with_server_size(kind: str) -> None:
+    # a bigger server spreads its chassis, CPUs and network over more GPUs: per GPU it may not
+    # cost more than a smaller one (ranges compared generously: bigger's low vs smaller's high)
+    for card in CARD_NAMES:
+        for market in ("china", "global"):
+            rows = [r for r in _rows(kind, card=card) if _market(r) == market]
+            low, high = _per_gpu(rows, "low"), _per_gpu(rows, "high")
+            sizes = sorted(low)
+            for small, big in pairwise(sizes):
+                assert low[big] <= high[small], (card, market, small, big)
+
+
+def test_a_server_never_costs_less_per_gpu_than_its_bare_card() -> None:
+    for r in _rows("buy_server"):
+        card = _card_of(r["item"])
+        cards = [c for c in _rows("buy_card", item=card) if _market(c) == _market(r)]
+        if cards:
+            cheapest = min(_cny(c, "low") for c in cards)
+            assert _cny(r, "high") / r["gpus"] >= cheapest, r["item"]
+
+
+def test_china_rows_cover_the_cards_chinese_teams_use() -> None:
+    china = [r for r in ROWS if r["region"] == "china"]
+    bought = {_card_of(r["item"]) for r in china if r["kind"] in ("buy_card", "buy_server")}
+    rented = {_card_of(r["item"]) for r in china if r["kind"] in ("rent_card_hour", "rent_server_month")}
+    assert {"h20", "h800", "a800", "rtx-4090", "rtx-4090d", "rtx-4090-48gb", "rtx-5090d",
+            "rtx-5090d-v2", "ascend-910b"} <= bought
+    assert {"h20", "a800", "rtx-4090", "rtx-4090d", "rtx-5090"} <= rented
+    for r in china:
+        assert r["currency"] == "CNY" or r["item"] == "h20"  # Reuters quoted the H20 in USD too

@@ -108,7 +108,8 @@ def test_bars_grow_with_plans() -> None:
 def test_each_bar_has_its_own_capacity_mark() -> None:
     ans = answer()
     plans = ans.plans[:6]
-    capacities = {p.memory.capacity for p in plans}
+    # distinct at the chart's resolution: a 3090 (24576 MiB) and a 4090 (24564 MiB) share a mark
+    capacities = {round(p.memory.capacity / 2**30) for p in plans}
     assert len(capacities) >= 4  # the point: different cards, different marks
     assert all(p.memory.fits for p in plans)
     assert capacity_marks(image(charts.memory_chart(ans))) == len(capacities)
