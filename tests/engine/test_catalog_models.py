@@ -12,7 +12,14 @@ import re
 import pytest
 
 from engine import catalog
-from engine.architecture import active_params, checkpoint_extras, tensors, total_params
+from engine.architecture import (
+    active_params,
+    checkpoint_extras,
+    checkpoint_params,
+    mtp_params,
+    tensors,
+    total_params,
+)
 
 MODELS = catalog.models()
 PUBLISHED = sorted(n for n, m in MODELS.items() if m.published_params is not None)
@@ -53,7 +60,10 @@ def test_every_requested_model_is_present() -> None:
 @pytest.mark.parametrize("name", PUBLISHED)
 def test_fields_reproduce_the_published_total(name: str) -> None:
     spec = MODELS[name]
-    assert total_params(spec) == spec.published_params
+    # The Hub's safetensors total counts every stored element: weights, MTP modules, FP8
+    # scales; a few FP8 repos' totals leave the scales out (published_without_scales).
+    scales = checkpoint_extras(spec) if spec.published_without_scales else 0
+    assert checkpoint_params(spec) - scales == spec.published_params
     assert spec.params_source
 
 
@@ -88,12 +98,10 @@ def test_moe_active_params_are_sane(name: str, low: float, high: float) -> None:
     assert low < active_params(spec) < high < total_params(spec)
 
 
-def test_dense_active_params_exclude_extras() -> None:
+def test_dense_active_params_exclude_the_vision_tower() -> None:
     for spec in MODELS.values():
         if not spec.is_moe:
-            assert active_params(spec) == total_params(spec) - spec.extra_params - (
-                checkpoint_extras(spec)
-            )
+            assert active_params(spec) == total_params(spec) - spec.vision_params
 
 
 # head_dim as config.json states it, where it is not hidden / heads.
@@ -126,24 +134,25 @@ def test_sliding_window_layers() -> None:
 def test_components_outside_the_inventory_are_exact() -> None:
     # Llama 2 *-hf: the classic 6,738,415,616 plus 32 x 64 stored rotary inv_freq elements.
     llama2 = MODELS["llama-2-7b"]
-    assert total_params(llama2) - checkpoint_extras(llama2) == 6_738_415_616
-    # DeepSeek-V3: the 671B stack, the MTP module and the FP8 block scales.
+    assert total_params(llama2) == 6_738_415_616 == checkpoint_params(llama2) - 32 * 64
+    # DeepSeek-V3: the 671B stack, the MTP module and the FP8 block scales (stack 40,838,232,
+    # MTP layer 702,264).
     ds = MODELS["deepseek-v3"]
-    assert checkpoint_extras(ds) == 40_838_232
-    assert ds.extra_params == 13_463_426_304 + 702_264
-    assert total_params(ds) - ds.extra_params - checkpoint_extras(ds) == 671_026_419_200
+    assert checkpoint_extras(ds) == 40_838_232 + 702_264
+    assert mtp_params(ds) == 13_463_426_304
+    assert ds.params == 671_026_419_200
     # Gemma 3 4B: text stack plus the SigLIP tower and projector.
     gemma = MODELS["gemma-3-4b"]
-    assert total_params(gemma) - gemma.extra_params == 3_880_263_168
+    assert total_params(gemma) - gemma.vision_params == 3_880_263_168
     for spec in MODELS.values():
-        assert bool(spec.extra_params) == bool(spec.extra_params_note), spec.name
+        assert bool(spec.vision_params) == bool(spec.vision_note), spec.name
 
 
 def test_every_row_cites_its_config_and_date() -> None:
     for spec in MODELS.values():
         assert re.fullmatch(r"https://huggingface\.co/[\w.-]+/[\w.-]+/blob/main/config\.json",
                             spec.source), spec.name
-        assert dt.date.fromisoformat(spec.retrieved) <= dt.date(2026, 11, 30)
+        assert dt.date.fromisoformat(spec.retrieved) <= dt.date.today()
         assert spec.hf_repo and spec.source.startswith(f"https://huggingface.co/{spec.hf_repo}/")
         assert spec.display and spec.family
 
@@ -165,3 +174,15 @@ def test_every_name_alias_and_repo_resolves_to_its_row() -> None:
         for key in (spec.name, spec.display, *spec.aliases, spec.hf_repo or spec.name):
             found = catalog.find_model(key)
             assert found is not None and found.name == spec.name, key
+
+
+# --- Typed checkpoint extras: MTP modules apart from params --------------------------------
+
+
+def test_deepseek_reports_671b_with_the_mtp_module_apart() -> None:
+    for name in ("deepseek-v3", "deepseek-r1"):
+        spec = MODELS[name]
+        assert spec.params == 671_026_419_200  # the paper's 671B: what serving loads
+        assert spec.mtp_params == 13_463_426_304  # the card's "14B" MTP module
+        assert spec.checkpoint_params == 684_531_386_000
+        assert spec.active_params < spec.params  # MTP is not part of a token's forward pass
