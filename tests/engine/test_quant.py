@@ -474,6 +474,25 @@ def test_mxfp4_block_layout() -> None:
     assert "ffn_up_exps" not in size.kept_16bit
 
 
+@pytest.mark.parametrize(("name", "gib"), [("gpt-oss-120b", 60.8), ("gpt-oss-20b", 12.8)])
+def test_gpt_oss_native_size_matches_the_model_card(name: str, gib: float) -> None:
+    # gpt-oss model card (arXiv:2508.10925) table 1, "Checkpoint size": 60.8 GiB and 12.8 GiB.
+    spec = models()[name]
+    assert spec.native_quant == "mxfp4"
+    size = weight_bytes(spec, spec.native_quant).total_bytes
+    assert size == checkpoint_bytes(spec)
+    assert size / GIB == pytest.approx(gib, rel=0.02)
+    assert round(size / GIB, 1) == gib
+
+
+def test_gpt_oss_120b_native_size_matches_ollamas_mxfp4_gguf() -> None:
+    # Ollama's gpt-oss:120b, the MXFP4 GGUF (experts MXFP4, the rest 16/32-bit, plus metadata
+    # and tokenizer): 65,290,180,781 bytes in its /api/tags listing, as recorded in public docs.
+    size = weight_bytes(models()["gpt-oss-120b"], "mxfp4").total_bytes
+    assert size == 65_248_815_744
+    assert 0 < 65_290_180_781 - size < 0.001 * size
+
+
 def test_mxfp4_leaves_dense_models_in_bf16() -> None:
     llama = models()["llama-3.1-8b"]
     mx = weight_bytes(llama, "mxfp4")
@@ -496,3 +515,18 @@ def test_block_fp8_only_for_block_releases() -> None:
     # the same "fp8" request on a bf16 release is llm-compressor's per-channel layout
     llama = weight_bytes(models()["llama-3.1-8b"], "fp8")
     assert "fp32 channel scales" in llama.by_type and "fp32 block scales" not in llama.by_type
+
+
+def test_kimi_k2_native_bytes_reconcile_with_the_hub() -> None:
+    # Hub byte count 1,029,173,256,720 (recorded in public code) = ours + the 3,416 unplaced
+    # BF16 elements x 2 bytes (see test_catalog_models.test_kimi_k2_hub_total_reconciliation).
+    assert checkpoint_bytes(models()["kimi-k2"]) + 2 * 61 * 56 == 1_029_173_256_720
+
+
+def test_vision_towers_stay_16_bit() -> None:
+    vl = models()["qwen3-vl-8b"]
+    for quant in ("nf4", "fp8", "awq"):
+        size = weight_bytes(vl, quant)
+        assert size.by_role["vision"] == 2 * vl.vision_params and "vision" in size.kept_16bit
+    gguf = weight_bytes(vl, "q4_k_m")
+    assert gguf.params == vl.params - vl.vision_params  # the tower goes to the mmproj file
