@@ -110,8 +110,11 @@ def optimizer_states(trainable: int, state_bytes: float, *, tp: int, dp: int, ze
 
 # -- LoRA --------------------------------------------------------------------------------------
 
+# Attention projections, MiniMax-M1's lightning layers included (qkv_proj, output_gate,
+# out_proj are those layers' attention matrices).
 ATTN_TARGETS = frozenset({"attn_q", "attn_k", "attn_v", "attn_output", "attn_q_a", "attn_q_b",
-                          "attn_kv_a_mqa", "attn_kv_b"})
+                          "attn_kv_a_mqa", "attn_kv_b", "lin_attn_qkv", "lin_attn_gate",
+                          "lin_attn_output"})
 MLP_TARGETS = frozenset({"ffn_gate", "ffn_up", "ffn_down", "ffn_gate_shexp", "ffn_up_shexp",
                          "ffn_down_shexp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"})
 
@@ -231,13 +234,23 @@ def kv_cache(spec: ModelSpec, *, context: int, users: int, kv_bytes: int, tp: in
     # pipeline/layer split holds its share of layers. tokens = context x users.
     if spec.attention == "mla":
         per_token_layer = (spec.kv_lora_rank + spec.qk_rope_head_dim) * kv_bytes
+        if spec.index_heads:
+            # DeepSeek-V3.2's indexer caches one FP8 key of index_head_dim per token and layer
+            # plus an fp32 scale per 128 values (inference/model.py Indexer k_cache,
+            # k_scale_cache), whatever the KV dtype.
+            per_token_layer += spec.index_head_dim + 4 * -(-spec.index_head_dim // 128)
     else:
         heads_per_rank = math.ceil(spec.kv_heads / tp)
         per_token_layer = 2 * heads_per_rank * spec.head_dim * kv_bytes
     window_layers = spec.sliding_layers if spec.sliding_window else 0
-    full_layers = spec.layers - window_layers
+    full_layers = spec.attention_layers - window_layers
     windowed = min(context, spec.sliding_window) if window_layers else 0
     per_sequence = per_token_layer * (full_layers * context + window_layers * windowed)
+    # Lightning (linear) attention layers (MiniMax-M1) keep no per-token KV: each holds one
+    # heads x head_dim x head_dim state per sequence, whatever the context, in float32 (the
+    # reference kernel's kv accumulator, modeling_minimax_m1.py); TP splits the heads.
+    linear_layers = spec.layers - spec.attention_layers
+    per_sequence += linear_layers * math.ceil(spec.heads / tp) * spec.head_dim**2 * 4
     return per_sequence * users / pp
 
 

@@ -1,4 +1,5 @@
-"""Weight memory per quantization scheme: float checkpoints, bitsandbytes, GPTQ/AWQ, FP8, GGUF.
+"""Weight memory per quantization scheme: float checkpoints, bitsandbytes, GPTQ/AWQ, FP8, MXFP4,
+GGUF.
 
 Every size is computed tensor by tensor from the inventory in engine.architecture, using the
 storage layout of the library that produces the checkpoint (sources cited where each rule is
@@ -18,15 +19,25 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from engine.architecture import LINEAR_ROLES, ModelSpec, Tensor, tensors
+from engine.architecture import (
+    EXPERT_ROLES,
+    LINEAR_ROLES,
+    ModelSpec,
+    Tensor,
+    fp8_block_scales,
+    is_fp8_block_quantized,
+    mtp_tensors,
+    tensors,
+)
 
-Family = Literal["float", "bnb", "gptq_awq", "fp8", "gguf"]
+Family = Literal["float", "bnb", "gptq_awq", "fp8", "mxfp4", "gguf"]
 
 LLAMA_QUANT = "https://github.com/ggml-org/llama.cpp/blob/master/src/llama-quant.cpp"
 GGML_COMMON = "https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-common.h"
 BNB_FUNCTIONAL = (
     "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/functional.py"
 )
+OCP_MX = "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf"
 
 
 class QuantScheme(NamedTuple):
@@ -56,9 +67,14 @@ QUANTS: dict[str, QuantScheme] = {
            "https://pytorch.org/docs/stable/tensor_attributes.html#torch.dtype"),
         _q("fp8", "fp8", 8,
            "FP8 E4M3 linear layers with one fp32 scale per output channel "
-           "(llm-compressor FP8_DYNAMIC as vLLM loads it); embeddings and lm_head 16-bit",
+           "(llm-compressor FP8_DYNAMIC as vLLM loads it), or per 128 x 128 block for models "
+           "released that way (DeepSeek-V3, fp8_block); embeddings and lm_head 16-bit",
            "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/"
            "quantization/utils/fp8_utils.py"),
+        _q("mxfp4", "mxfp4", 4,
+           "OCP MXFP4 on the MoE expert matrices: 4-bit E2M1 values with one E8M0 scale per 32 "
+           "(4.25 bits); attention, router, embeddings and lm_head bf16, as gpt-oss ships and "
+           "vLLM's Mxfp4MoEMethod loads it (dense layers are not converted)", OCP_MX),
         _q("int8", "bnb", 8,
            "bitsandbytes LLM.int8(): int8 linear weights with an fp32 absmax per row",
            "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/nn/"
@@ -97,7 +113,7 @@ QUANTS: dict[str, QuantScheme] = {
 ALIASES: dict[str, str] = {
     "f16": "fp16", "float16": "fp16", "half": "fp16",
     "bfloat16": "bf16", "f32": "fp32", "float32": "fp32",
-    "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8_fp8": "fp8",
+    "fp8_e4m3": "fp8", "e4m3": "fp8", "w8a8_fp8": "fp8", "mx_fp4": "mxfp4",
     "bnb4": "nf4", "bnb_nf4": "nf4", "4bit": "nf4", "qlora": "nf4",
     "bnb8": "int8", "llm_int8": "int8", "8bit": "int8",
     "w4a16": "int4", "gptq_int4": "gptq", "awq_int4": "awq",
@@ -383,8 +399,8 @@ def gguf_tensors(spec: ModelSpec) -> tuple[Tensor, ...]:
     Differences from the checkpoint inventory: the MLA kv_b projection is split into attn_k_b
     (ne = [qk_nope_head_dim, kv_lora_rank, n_head], k transposed) and attn_v_b
     (ne = [kv_lora_rank, v_head_dim, n_head]), as DeepseekV2Model.modify_tensors does for the
-    absorbed-MLA kernels; and extra_params (vision tower -> separate mmproj file, MTP layers ->
-    skipped by the converter) are not in the file.
+    absorbed-MLA kernels; and the vision tower (vision_params -> a separate mmproj file) is not
+    in the file, nor are MTP modules (not in tensors(); DeepseekV3 conversion skips layer 61).
     """
     return _gguf_tensors(spec)
 
@@ -458,6 +474,11 @@ NF4_DQ_BLOCKSIZE = 256  # compress_statistics: quantize_blockwise(absmax, blocks
 # (QLoRA, arXiv:2305.14314 sec. 3: 8/64 + 32/(64*256) = 0.127 bits per parameter).
 NF4_BITS = 4 + 8 / NF4_BLOCKSIZE + 32 / (NF4_BLOCKSIZE * NF4_DQ_BLOCKSIZE)
 GPTQ_GROUP = 128
+# OCP MX v1.0 sec. 5: MXFP4 = blocks of 32 E2M1 (4-bit) elements sharing one E8M0 (8-bit) scale:
+# (32 x 4 + 8) / 32 = 4.25 bits. gpt-oss stores them as *_blocks (uint8, two values a byte,
+# [..., d_in/32, 16]) and *_scales (uint8, [..., d_in/32]) along each row's input dimension.
+MXFP4_BLOCK = 32
+MXFP4_BITS = 4 + 8 / MXFP4_BLOCK
 
 
 def _mats(t: Tensor) -> int:
@@ -499,6 +520,13 @@ def _is_quantized_linear(t: Tensor) -> bool:
     return t.role in LINEAR_ROLES and t.role not in _KEEP_16BIT_LINEAR and t.d_out > 1
 
 
+def _mxfp4_bytes(t: Tensor) -> tuple[int, int]:
+    """(E2M1 data, E8M0 scales) of one expert tensor: each output row holds ceil(d_in/32)
+    blocks of 16 bytes of values and 1 byte of scale."""
+    blocks = _mats(t) * t.d_out * -(-t.d_in // MXFP4_BLOCK)
+    return blocks * MXFP4_BLOCK // 2, blocks
+
+
 # --------------------------------------------------------------------------------------------
 # Public result
 # --------------------------------------------------------------------------------------------
@@ -529,6 +557,27 @@ def _weight_bytes(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
     scheme = QUANTS[name]
     if scheme.family == "gguf":
         return _gguf_size(spec, name, imatrix)
+    by_type, by_role, kept = _stored_bytes(spec, name, tensors(spec))
+    total = sum(by_type.values())
+    params = spec.params
+    bits = 8 * total / params
+    return WeightSize(
+        quant=name,
+        total_bytes=total,
+        params=params,
+        bits_per_weight=bits,
+        by_type=by_type,
+        by_role=by_role,
+        kept_16bit=sorted(kept),
+        note=_note(spec, name, bits),
+    )
+
+
+def _stored_bytes(
+    spec: ModelSpec, name: str, inventory: tuple[Tensor, ...]
+) -> tuple[dict[str, int], dict[str, int], set[str]]:
+    """Bytes of `inventory` and the vision tower stored as the non-GGUF scheme `name`:
+    (bytes by storage type, bytes by role, roles left 16-bit)."""
     by_type: dict[str, int] = {}
     by_role: dict[str, int] = {}
     kept: set[str] = set()
@@ -537,11 +586,34 @@ def _weight_bytes(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
         by_type[kind] = by_type.get(kind, 0) + nbytes
         by_role[role] = by_role.get(role, 0) + nbytes
 
-    fam = scheme.family
+    fam = QUANTS[name].family
     half = "fp16" if fam == "gptq_awq" else "bf16"
-    for t in tensors(spec):
+    fp8_block = fam == "fp8" and spec.fp8_block > 0
+    for t in inventory:
         if fam == "float":
             add(name, t.role, t.elements * (4 if name == "fp32" else 2))
+        elif fam == "mxfp4":
+            # gpt-oss quantization_config.modules_to_not_convert: self_attn, router,
+            # embed_tokens, lm_head -> only the routed experts' matrices are MXFP4.
+            if t.role in EXPERT_ROLES:
+                data, scales = _mxfp4_bytes(t)
+                add("mxfp4 e2m1", t.role, data)
+                add("e8m0 block scales", t.role, scales)
+            else:
+                add("bf16", t.role, 2 * t.elements)
+                kept.add(t.role)
+        elif fp8_block:
+            # Block-FP8 release (DeepSeek-V3 model.safetensors.index.json): FP8 matrices with a
+            # float32 weight_scale_inv per 128 x 128 block; the router's
+            # e_score_correction_bias is float32; the rest bf16.
+            if is_fp8_block_quantized(t):
+                add("fp8_e4m3", t.role, t.elements)
+                add("fp32 block scales", t.role, 4 * fp8_block_scales(spec, t))
+            elif t.role == "ffn_gate_inp_bias":
+                add("fp32", t.role, 4 * t.elements)
+            else:
+                add("bf16", t.role, 2 * t.elements)
+                kept.add(t.role)
         elif not _is_quantized_linear(t):
             add(half, t.role, 2 * t.elements)
             kept.add(t.role)
@@ -558,29 +630,49 @@ def _weight_bytes(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
         else:  # fp8
             add("fp8_e4m3", t.role, t.elements)
             add("fp32 channel scales", t.role, 4 * t.elements // t.d_in)
-    if spec.extra_params:
-        # Vision tower / MTP module: counted at 16 bit (fp32 for fp32) whatever the scheme.
-        add(name if fam == "float" else half, "extra",
-            spec.extra_params * (4 if name == "fp32" else 2))
+    if spec.vision_params:
+        # Vision tower and projector: kept at 16 bit (fp32 for fp32) whatever the scheme, as
+        # quantizers skip them (llm-compressor ignore "re:visual.*", AutoAWQ/bnb skip vision).
+        kind = name if fam == "float" else half
+        add(kind, "vision", spec.vision_params * (4 if name == "fp32" else 2))
         if fam != "float":
-            kept.add("extra")
-    total = sum(by_type.values())
-    params = spec.params
-    bits = 8 * total / params
-    return WeightSize(
-        quant=name,
-        total_bytes=total,
-        params=params,
-        bits_per_weight=bits,
-        by_type=by_type,
-        by_role=by_role,
-        kept_16bit=sorted(kept),
-        note=_note(spec, name, bits),
-    )
+            kept.add("vision")
+    return by_type, by_role, kept
+
+
+def native_quant(spec: ModelSpec) -> QuantScheme:
+    """The scheme the release ships its weights in (ModelSpec.native_quant)."""
+    return get_quant(spec.native_quant)
+
+
+def checkpoint_bytes(spec: ModelSpec) -> int:
+    """Bytes of the published checkpoint's tensors in its native format: the loaded weights,
+    the vision tower, the MTP modules and FP8 block scales (safetensors headers aside); what a
+    download of the release weighs."""
+    inventory = tensors(spec) + mtp_tensors(spec)
+    by_type, _, _ = _stored_bytes(spec, native_quant(spec).name, inventory)
+    return sum(by_type.values())
 
 
 def _note(spec: ModelSpec, name: str, bits: float) -> str:
-    extra = " and the vision tower/MTP weights" if spec.extra_params else ""
+    extra = " and the vision tower" if spec.vision_params else ""
+    if name == "mxfp4":
+        if not spec.is_moe:
+            return (
+                "MXFP4 converts only MoE expert weights (gpt-oss's layout, vLLM's "
+                "Mxfp4MoEMethod); this model has none, so every tensor stays bf16."
+            )
+        return (
+            f"MXFP4 ({MXFP4_BITS:g} bits: E2M1 values, one E8M0 scale per {MXFP4_BLOCK}) on the "
+            f"MoE expert weights; attention, router, embeddings, lm_head, norms{extra} in bf16, "
+            f"as gpt-oss ships ({bits:.2f} bits per weight overall)."
+        )
+    if name == "fp8" and spec.fp8_block:
+        return (
+            f"FP8 E4M3 linear layers with an fp32 scale per {spec.fp8_block} x {spec.fp8_block} "
+            f"block, as {spec.display} is released; embeddings, lm_head, norms, router{extra} in "
+            f"bf16 ({bits:.2f} bits per weight overall)."
+        )
     if name in ("bf16", "fp16"):
         return f"Every tensor in {name} (2 bytes per parameter), as the checkpoint stores it."
     if name == "fp32":
@@ -632,8 +724,8 @@ def _gguf_size(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
         if 100 * v / total >= 1
     )
     skipped = (
-        f"; the {spec.extra_params:,} vision/MTP parameters are not in the file"
-        if spec.extra_params
+        f"; the {spec.vision_params:,} vision-tower parameters are not in the file (mmproj)"
+        if spec.vision_params
         else ""
     )
     how = "with an imatrix" if imatrix else "without an imatrix"

@@ -95,6 +95,51 @@ def test_kv_cache_sliding_window_caps_at_the_window() -> None:
     assert memory.kv_cache(MISTRAL, context=32768, users=1, kv_bytes=2, tp=1) == 536_870_912
 
 
+def test_kv_cache_hybrid_linear_attention_keeps_a_constant_state() -> None:
+    # MiniMax-M1: 10 softmax layers x 2 x 8 kv heads x 128 x 2 bytes per token, plus 70
+    # lightning layers x 64 heads x 128 x 128 float32 per sequence, whatever the context.
+    m1 = ModelSpec(name="m1", layers=80, hidden=6144, intermediate=0, heads=64, kv_heads=8,
+                   head_dim=128, vocab=200064, max_context=10240000, experts=32,
+                   active_experts=2, moe_intermediate=9216, linear_attention_period=8, **BASE)
+    state = 70 * 64 * 128 * 128 * 4
+    assert state == 293_601_280
+    for context in (1, 100_000):
+        got = memory.kv_cache(m1, context=context, users=2, kv_bytes=2, tp=1)
+        assert got == 2 * (10 * 2 * 8 * 128 * 2 * context + state)
+    # TP splits the state's heads like the KV heads
+    assert memory.kv_cache(m1, context=1, users=1, kv_bytes=2, tp=8) == 10 * 2 * 128 * 2 + (
+        state / 8)
+
+
+def test_lora_attention_targets_include_lightning_layers() -> None:
+    m1 = ModelSpec(name="m1", layers=8, hidden=6144, intermediate=0, heads=64, kv_heads=8,
+                   head_dim=128, vocab=200064, max_context=4096, experts=32, active_experts=2,
+                   moe_intermediate=9216, linear_attention_period=8, **BASE)
+    # 7 lightning layers: qkv 6144 -> 24576, gate 6144 -> 8192, out 8192 -> 6144;
+    # 1 softmax layer: q 6144 -> 8192, k/v 6144 -> 1024, o 8192 -> 6144; r (d_in + d_out) each
+    lightning = (6144 + 24576) + (6144 + 8192) + (8192 + 6144)
+    softmax = (6144 + 8192) + 2 * (6144 + 1024) + (8192 + 6144)
+    assert memory.lora_params(m1, 16, "attn") == 16 * (7 * lightning + softmax)
+
+
+def test_kv_cache_chunked_layers_cap_like_a_window() -> None:
+    # Llama 4: 36 chunked layers hold at most attention_chunk_size 8192 tokens, 12 global
+    # layers the whole context: 2 x 8 x 128 x 2 bytes x (12 x 65536 + 36 x 8192)
+    scout = ModelSpec(name="scout", layers=48, hidden=5120, intermediate=0, heads=40, kv_heads=8,
+                      head_dim=128, vocab=202048, max_context=10485760, sliding_window=8192,
+                      sliding_layers=36, experts=16, active_experts=1, shared_experts=1,
+                      moe_intermediate=8192, **BASE)
+    got = memory.kv_cache(scout, context=65536, users=1, kv_bytes=2, tp=1)
+    assert got == 4096 * (12 * 65536 + 36 * 8192) == 4_429_185_024
+
+
+def test_kv_cache_deepseek_v32_adds_the_indexer_keys() -> None:
+    # per token and layer: MLA latent (512 + 64) x 2 bytes + FP8 index key 128 + fp32 scale 4
+    v32 = DEEPSEEK_V3.model_copy(update={"index_heads": 64, "index_head_dim": 128})
+    assert memory.kv_cache(v32, context=4096, users=1, kv_bytes=2, tp=1) == (
+        61 * (576 * 2 + 132) * 4096)
+
+
 def test_kv_cache_fp8_halves() -> None:
     assert memory.kv_cache(LLAMA8B, context=1000, users=3, kv_bytes=1, tp=1) * 2 == (
         memory.kv_cache(LLAMA8B, context=1000, users=3, kv_bytes=2, tp=1))

@@ -12,10 +12,12 @@ from engine.architecture import ModelSpec, Tensor, tensors
 from engine.catalog import find_model, models
 from engine.quant import (
     GGUF_BLOCKS,
+    MXFP4_BITS,
     NF4_BITS,
     QUANTS,
     QuantScheme,
     WeightSize,
+    checkpoint_bytes,
     get_quant,
     gguf_file_bytes,
     gguf_metadata_bytes,
@@ -128,7 +130,7 @@ def test_gguf_block_layouts(kind: str, nbytes: int, elements: int) -> None:
 def test_registry_names_and_families() -> None:
     expected = {
         "bf16": "float", "fp16": "float", "fp32": "float", "fp8": "fp8", "int8": "bnb",
-        "int4": "gptq_awq", "awq": "gptq_awq", "gptq": "gptq_awq", "nf4": "bnb",
+        "int4": "gptq_awq", "awq": "gptq_awq", "gptq": "gptq_awq", "nf4": "bnb", "mxfp4": "mxfp4",
         "q2_k": "gguf", "q3_k_m": "gguf", "q4_0": "gguf", "q4_k_m": "gguf", "q5_k_m": "gguf",
         "q6_k": "gguf", "q8_0": "gguf",
     }
@@ -453,3 +455,78 @@ def test_cached_call_is_fast(llama8b: ModelSpec) -> None:
     for _ in range(n):
         weight_bytes(llama8b, "Q4_K_M")
     assert (time.perf_counter() - start) / n < 100e-6
+
+
+# --- Native formats: MXFP4 (gpt-oss) and block FP8 (DeepSeek-V3 family) ----------------------
+
+
+def test_mxfp4_block_layout() -> None:
+    # OCP MX v1.0: 32 E2M1 values (16 bytes) share one E8M0 scale (1 byte) -> 4.25 bits, on
+    # the routed experts only (gpt-oss's modules_to_not_convert, vLLM's Mxfp4MoEMethod)
+    assert MXFP4_BITS == 4.25
+    size = weight_bytes(MIXTRAL, "mxfp4")
+    experts = [t for t in tensors(MIXTRAL) if t.role.endswith("_exps")]
+    values = sum(t.elements for t in experts)
+    assert size.by_type["mxfp4 e2m1"] == values // 2
+    assert size.by_type["e8m0 block scales"] == values // 32
+    assert size.by_type["bf16"] == 2 * (MIXTRAL.params - values)  # attention, router, head
+    assert "attn_q" in size.kept_16bit and "ffn_gate_inp" in size.kept_16bit
+    assert "ffn_up_exps" not in size.kept_16bit
+
+
+@pytest.mark.parametrize(("name", "gib"), [("gpt-oss-120b", 60.8), ("gpt-oss-20b", 12.8)])
+def test_gpt_oss_native_size_matches_the_model_card(name: str, gib: float) -> None:
+    # gpt-oss model card (arXiv:2508.10925) table 1, "Checkpoint size": 60.8 GiB and 12.8 GiB.
+    spec = models()[name]
+    assert spec.native_quant == "mxfp4"
+    size = weight_bytes(spec, spec.native_quant).total_bytes
+    assert size == checkpoint_bytes(spec)
+    assert size / GIB == pytest.approx(gib, rel=0.02)
+    assert round(size / GIB, 1) == gib
+
+
+def test_gpt_oss_120b_native_size_matches_ollamas_mxfp4_gguf() -> None:
+    # Ollama's gpt-oss:120b, the MXFP4 GGUF (experts MXFP4, the rest 16/32-bit, plus metadata
+    # and tokenizer): 65,290,180,781 bytes in its /api/tags listing, as recorded in public docs.
+    size = weight_bytes(models()["gpt-oss-120b"], "mxfp4").total_bytes
+    assert size == 65_248_815_744
+    assert 0 < 65_290_180_781 - size < 0.001 * size
+
+
+def test_mxfp4_leaves_dense_models_in_bf16() -> None:
+    llama = models()["llama-3.1-8b"]
+    mx = weight_bytes(llama, "mxfp4")
+    assert mx.total_bytes == weight_bytes(llama, "bf16").total_bytes
+    assert "has none" in mx.note
+
+
+def test_deepseek_v3_native_checkpoint_bytes_are_exact() -> None:
+    # Hub dtype breakdown: BF16 3,918,786,560 + F8_E4M3 680,571,043,840 + F32 41,555,600
+    ds = models()["deepseek-v3"]
+    assert checkpoint_bytes(ds) == 2 * 3_918_786_560 + 680_571_043_840 + 4 * 41_555_600
+    # what serving loads (no MTP module): between the 671B of FP8 and the full download
+    served = weight_bytes(ds, ds.native_quant)
+    assert 671e9 < served.total_bytes < 689e9
+    assert served.by_type["fp32 block scales"] == 4 * 40_838_232
+    assert served.params == 671_026_419_200
+
+
+def test_block_fp8_only_for_block_releases() -> None:
+    # the same "fp8" request on a bf16 release is llm-compressor's per-channel layout
+    llama = weight_bytes(models()["llama-3.1-8b"], "fp8")
+    assert "fp32 channel scales" in llama.by_type and "fp32 block scales" not in llama.by_type
+
+
+def test_kimi_k2_native_bytes_reconcile_with_the_hub() -> None:
+    # Hub byte count 1,029,173,256,720 (recorded in public code) = ours + the 3,416 unplaced
+    # BF16 elements x 2 bytes (see test_catalog_models.test_kimi_k2_hub_total_reconciliation).
+    assert checkpoint_bytes(models()["kimi-k2"]) + 2 * 61 * 56 == 1_029_173_256_720
+
+
+def test_vision_towers_stay_16_bit() -> None:
+    vl = models()["qwen3-vl-8b"]
+    for quant in ("nf4", "fp8", "awq"):
+        size = weight_bytes(vl, quant)
+        assert size.by_role["vision"] == 2 * vl.vision_params and "vision" in size.kept_16bit
+    gguf = weight_bytes(vl, "q4_k_m")
+    assert gguf.params == vl.params - vl.vision_params  # the tower goes to the mmproj file
