@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from engine import memory
 from engine.architecture import ModelSpec
 from engine.i18n import N_, _, money
 from engine.plan import ranked_plans, usable
@@ -16,8 +17,8 @@ from engine.schema import Alternative, Plan
 def _describe(change: str, plan: Plan, base: Plan | None) -> str:
     m = plan.memory
     text = _("{change}: fits {n} x {card} ({used:.1f} of {capacity:.1f} GiB)").format(
-        change=_(change), n=plan.gpus, card=plan.gpu_display, used=m.total / 1024**3,
-        capacity=m.capacity / 1024**3)
+        change=_(change), n=plan.gpus, card=plan.gpu_display, used=m.total / memory.GIB,
+        capacity=m.capacity / memory.GIB)
     c = plan.cost
     if c is not None:
         parts = []

@@ -7,7 +7,7 @@ decode speed when serving. budget= keeps plans whose capex (buy) or monthly rent
 
 from __future__ import annotations
 
-from engine import catalog, i18n
+from engine import catalog, i18n, memory
 from engine.architecture import ModelSpec
 from engine.cost import budget_in
 from engine.i18n import _
@@ -45,8 +45,8 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     free = 1 - m.total / m.capacity
     parts.append(_("it holds the {method} at {used:.1f} GiB of {capacity:.1f} GiB per GPU "
                    "({free:.0%} free)").format(method=method_name(req.method),
-                                               used=m.total / 1024**3,
-                                               capacity=m.capacity / 1024**3, free=free))
+                                               used=m.total / memory.GIB,
+                                               capacity=m.capacity / memory.GIB, free=free))
     if c is not None and c.mode == "buy":
         parts.append(_("buying costs {capex} up front and {monthly}/month with power and "
                        "operations").format(capex=money(c.buy.capex, c.currency),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from engine import recommend
+from engine import memory, recommend
 from engine.alternatives import alternatives
 from engine.architecture import ModelSpec
 from engine.explain import assumptions, warnings
@@ -54,8 +54,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
         m = top.memory
         text = _("Does not fit {n} x {card}: needs {need:.1f} GiB + {headroom:.0%} headroom per "
                  "GPU, the card has {capacity:.1f} GiB.").format(
-            n=top.gpus, card=top.gpu_display, need=m.total / 1024**3, headroom=req.headroom,
-            capacity=m.capacity / 1024**3) + _(" What would fit is listed below.")
+            n=top.gpus, card=top.gpu_display, need=m.total / memory.GIB, headroom=req.headroom,
+            capacity=m.capacity / memory.GIB) + _(" What would fit is listed below.")
     info = ModelInfo.build(name=spec.name, display=spec.display, params=spec.params,
                      active_params=spec.active_params, source=spec.source,
                      retrieved=spec.retrieved, template=spec.template)

@@ -3,11 +3,12 @@ and on a chart (in either language: every label goes through the message catalog
 
 from __future__ import annotations
 
+from engine import memory
 from engine.i18n import N_, _, money
 from engine.methods import method
 from engine.schema import Cost, Plan
 
-GIB = 1024**3
+GIB = memory.GIB  # one definition, engine/memory.py
 # Memory components in the order every surface shows them.
 COMPONENTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
 LABELS = {"weights": N_("weights"), "gradients": N_("gradients"),
