@@ -54,7 +54,8 @@ _QLORA = Variant(N_("with QLoRA"), {"method": "qlora", "quant": None})
 METHODS: dict[str, MethodSpec] = {m.name: m for m in (
     MethodSpec(
         name="full-finetune", aliases=("full", "fft", "sft", "fullfinetune", "full-ft"),
-        zh_aliases=("全参数微调", "全参微调", "全量微调", "全量训练", "全参"),
+        zh_aliases=("全参数微调", "全参微调", "全量微调", "全量参数微调", "全参训练", "全量训练",
+                    "全参", "监督微调"),
         label=N_("full fine-tune"), title=N_("Full fine-tune"),
         serving=False, adapters=False, quantized_base=False, pretraining=False,
         # training updates 16/32-bit weights
@@ -63,21 +64,22 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
                   Variant(N_("with optimizer offload to CPU"), {"offload": "optimizer", "zero": None})),
         whatif=True),
     MethodSpec(
-        name="lora", aliases=(), zh_aliases=(),
+        name="lora", aliases=(), zh_aliases=("LoRA微调", "LoRA训练", "低秩微调"),
         label="LoRA", title="LoRA",
         serving=False, adapters=True, quantized_base=False, pretraining=False,
         # a frozen base in 16 or 8 bit; 4-bit bases are QLoRA
         quants=("bf16", "fp16", "int8"), default_quant=None, quant_hint=N_("4-bit bases are qlora"),
         variants=(_QLORA, _CHUNKED), whatif=True),
     MethodSpec(
-        name="qlora", aliases=(), zh_aliases=(),
+        name="qlora", aliases=(), zh_aliases=("QLoRA微调", "QLoRA训练", "量化LoRA"),
         label="QLoRA", title="QLoRA",
         serving=False, adapters=True, quantized_base=True, pretraining=False,
         quants=("nf4",), default_quant="nf4", quant_hint=N_("QLoRA's base is NF4"),
         variants=(_CHUNKED,), whatif=True),
     MethodSpec(
         name="inference", aliases=("serve", "infer", "serving", "deploy"),
-        zh_aliases=("推理", "部署", "服务化"),
+        zh_aliases=("推理部署", "推理服务", "在线推理", "本地部署", "私有化部署", "私有部署",
+                    "推理", "部署", "服务化", "上线"),
         label=N_("serving"), title=N_("Serve (inference)"),
         serving=True, adapters=False, quantized_base=False, pretraining=False,
         quants=SERVING_QUANTS, default_quant=None, quant_hint="",
@@ -86,7 +88,8 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
                   Variant(N_("with GGUF Q4_K_M in llama.cpp"), {"quant": "q4_k_m"})),
         whatif=True),
     MethodSpec(
-        name="pretrain", aliases=("pre-train", "pretraining"), zh_aliases=("预训练",),
+        name="pretrain", aliases=("pre-train", "pretraining"),
+        zh_aliases=("预训练", "继续预训练", "增量预训练", "从头训练", "从零训练"),
         label=N_("pre-training"), title=N_("Pre-train"),
         serving=False, adapters=False, quantized_base=False, pretraining=True,
         quants=("bf16", "fp16"), default_quant=None, quant_hint=_NOT_QUANTIZED,

@@ -4,9 +4,11 @@ Case-insensitive; keys in any order after MODEL. Every failure is a ParseError w
 message names the bad token, the accepted values and, where one is close, a suggestion.
 The parser never raises anything else (tests/engine/test_parse.py fuzzes it).
 
-A command line and a typed thread reply ("what about qlora?", "budget 300k", "8k context") are
-read by the same key table into the same Draft (engine/request.py); a reply first has its
-phrases rewritten as key=value, and chatter with nothing for the bot in it reads as nothing.
+A command line and a typed thread reply ("what about qlora?", "budget 300 thousand", "8k
+context", "序列长度8k") are read by the same key table into the same Draft (engine/request.py).
+Phrases in either language are first rewritten as key=value by one phrase table per language
+(engine/zh_input.py, engine/en_input.py), which read numbers and units alike (engine/numbers.py);
+a reply's chatter with nothing for the bot in it reads as nothing.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engine import catalog
+from engine import catalog, en_input, zh_input
 from engine.i18n import N_, _
-from engine.methods import METHOD_NAMES, METHOD_WORDS, SERVING_QUANTS, method
+from engine.methods import METHOD_NAMES, METHOD_WORDS, METHODS, SERVING_QUANTS, method
+from engine.phrases import CJK, Rewrite, rewritten
 from engine.quant import canonical_quant
 from engine.request import Draft, Money, Request
-from engine.zh_input import to_grammar
 
 MAX_INPUT_CHARS = 1000
 SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$")
@@ -117,6 +119,7 @@ def _fraction(key: str, value: str) -> float:
     return number
 
 
+IMPLAUSIBLE_BUDGET = 1000  # a bare amount under this is asked about, not taken
 CURRENCY_WORDS = {"cny": "CNY", "rmb": "CNY", "yuan": "CNY", "¥": "CNY", "￥": "CNY",
                   "usd": "USD", "$": "USD", "us$": "USD"}
 
@@ -128,7 +131,7 @@ def parse_money(key: str, value: str) -> Money:
 
 def _money(key: str, value: str) -> dict[str, Any]:
     """An amount as a Draft holds it: {"amount": 150000.0, "currency": "CNY" or None}."""
-    m = re.fullmatch(r"(\$|us\$|¥|￥)?" + _NUMBER + r"([kmw]?)(cny|rmb|yuan|usd)?", value)
+    m = re.fullmatch(r"(\$|us\$|¥|￥)?" + _NUMBER + r"([kmwb]?)(cny|rmb|yuan|usd)?", value)
     if not m:
         raise ParseError(_("{key}={value} is not an amount: write it like {key}=150k, "
                            "{key}=1.2M or {key}=$20k.").format(key=key, value=_short(value)),
@@ -137,10 +140,21 @@ def _money(key: str, value: str) -> dict[str, Any]:
     if symbol and word and CURRENCY_WORDS[symbol] != CURRENCY_WORDS[word]:
         raise ParseError(_("{key}={value} names two currencies.").format(key=key, value=value),
                          token=f"{key}={value}")
-    amount = float(number) * {"": 1, "k": 1e3, "w": 1e4, "m": 1e6}[scale]
+    amount = float(number) * {"": 1, "k": 1e3, "w": 1e4, "m": 1e6, "b": 1e9}[scale]
     if amount <= 0:
         raise ParseError(_("{key}= must be more than zero.").format(key=key), token=f"{key}={value}")
     return {"amount": amount, "currency": CURRENCY_WORDS.get(symbol or word or "")}
+
+
+def _budget(key: str, value: str) -> dict[str, Any]:
+    """A budget; a bare number under IMPLAUSIBLE_BUDGET is asked about, not taken: "budget 300"
+    is rarely 300 yuan, a thousand left out more often than not (300cny says it is meant)."""
+    money = _money(key, value)
+    if money["amount"] < IMPLAUSIBLE_BUDGET and re.fullmatch(_NUMBER, value):
+        raise ParseError(_("I read {key} {value}, with no unit: too little for any server (write "
+                           "{value}cny or {value}usd if you mean it).").format(key=key, value=value),
+                         token=f"{key}={value}", suggestion=f"{value}k")
+    return money
 
 
 def _gpu(key: str, value: str) -> str:
@@ -246,7 +260,7 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                                               {"hf": "transformers", "llamacpp": "llama.cpp",
                                                "ollama": "llama.cpp"}),
                "vllm|transformers|llama.cpp"),
-    "budget": ("budget", _money, N_("e.g. 150k, 1.2M, $20k")),
+    "budget": ("budget", _budget, N_("e.g. 150k, 1.2M, $20k")),
     "currency": ("currency", lambda k, v: _choice(k, v.upper(), ("CNY", "USD"), {"RMB": "CNY"}),
                  "CNY|USD"),
     "region": ("region", _region, N_("e.g. chengdu, jiangsu")),
@@ -255,6 +269,9 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "power_price": ("power_price", lambda k, v: _positive(k, v), N_("per kWh in the answer's currency")),
     "goal": ("goal", lambda k, v: _choice(k, v, ("cost", "time")), "cost|time"),
 }
+# Keys the phrase tables already read but no request field takes yet: read, then set aside.
+# `prefer` (租用/购置, rent/buy) becomes a key in issue 12; then it moves into KEYS.
+PENDING_KEYS: dict[str, tuple[str, ...]] = {"prefer": ("rent", "buy")}
 KEY_ALIASES = {
     "card": "gpu", "cards": "gpus", "count": "gpus", "n": "gpus", "ngpus": "gpus",
     "seqlen": "seq", "seq_len": "seq", "max_seq_len": "seq", "sequence": "seq",
@@ -269,6 +286,9 @@ KEY_ALIASES = {
     "sort": "goal", "rank_by": "goal", "horizon": "months",
     "optimizer_in_bwd": "fused_step", "fused": "fused_step",
     "torch_compile": "compile", "backend": "engine",
+    # the names training and serving configs give them (LLaMA-Factory, HF Trainer, vLLM)
+    "cutoff_len": "seq", "max_length": "seq", "per_device_train_batch_size": "batch",
+    "lora_r": "rank", "max_model_len": "context", "max_num_seqs": "users",
 }
 
 
@@ -302,15 +322,65 @@ def _parse_model(token: str) -> str:
         token=token, suggestion=suggestion)
 
 
+def rewrite(text: str) -> str:
+    """Phrases of both languages into grammar tokens: the Chinese table, then the English one
+    (mixed text is common), over whatever the user did not already write as key=value. A line
+    already in the grammar's own words skips the tables (most commands: start-up stays fast)."""
+    rw = zh_input.rewrite(Rewrite(text))
+    if any(not _grammar_word(word) for word in rw.text.split()):
+        en_input.rewrite(rw)
+    return rw.result()
+
+
+def _grammar_word(word: str) -> bool:
+    low = word.lower()
+    return (rewritten(word) or low in METHOD_WORDS or low in SERVING_QUANTS or low in BITS
+            or bool(SIZE_RE.match(low)))
+
+
+def _join_sizes(words: list[str]) -> list[str]:
+    """`Qwen2.5 72B`, `deepseek-r1 671B` -> one catalog name, when the two make one."""
+    out: list[str] = []
+    for word in words:
+        if (out and "=" not in out[-1] and SIZE_RE.match(word.lower())
+                and catalog.find_model(f"{out[-1]}-{word}") is not None):
+            out[-1] = f"{out[-1]}-{word}"
+        else:
+            out.append(word)
+    return out
+
+
 def _split(text: str) -> list[str]:
     if len(text) > MAX_INPUT_CHARS:
         raise ParseError(_("input is {count:,} characters; the limit is {limit:,}.").format(
             count=len(text), limit=MAX_INPUT_CHARS), token=text[:20])
     try:
-        return shlex.split(to_grammar(text))
+        return _join_sizes(shlex.split(rewrite(text)))
     except ValueError as err:
         raise ParseError(_("cannot read the input ({error}): check the quotes.").format(error=err),
                          token=text[:20]) from err
+
+
+# "4bit", "8bit": the method's own format of that width (NF4 for QLoRA, int4 for serving)
+BITS = {"2bit": 2, "4bit": 4, "8bit": 8}
+FORMATS_BY_BITS = {2: ("q2_k",), 4: ("int4", "nf4", "awq", "gptq", "q4_k_m"),
+                   8: ("int8", "fp8", "q8_0")}
+ZH_EXAMPLE = "qwen2.5-72b 推理 100并发 上下文32k"
+
+
+def _bare_card(word: str) -> bool:
+    """A card named alone after the model ("70B serve h100", "推理 4090")."""
+    return (catalog.find_gpu(word) is not None and not (word.isdigit() and len(word) < 4)
+            and not SIZE_RE.match(word.lower()))
+
+
+def _unknown_chinese(word: str) -> ParseError:
+    hits = catalog.closest(word, list(zh_input.KEYWORDS), n=1)
+    example = zh_input.KEYWORDS[hits[0]] if hits else ZH_EXAMPLE
+    return ParseError(_("unexpected word {word}; write it like this, for example: {example}.").format(
+                          word=_short(word), example=example),
+                      token=word, accepted=tuple(zh_input.KEYWORDS),
+                      suggestion=hits[0] if hits else None)
 
 
 def parse_option(token: str) -> tuple[str, Any]:
@@ -320,6 +390,8 @@ def parse_option(token: str) -> tuple[str, Any]:
     if not sep or not key:
         raise ParseError(_("{token} is not key=value.").format(token=_short(token)), token=token)
     key = KEY_ALIASES.get(key, key)
+    if key in PENDING_KEYS and value.lower() in PENDING_KEYS[key]:
+        return key, None  # read, kept for the key it will become (PENDING_KEYS)
     if key not in KEYS:
         raise ParseError(_("unknown key {key}= ; keys: {keys}.").format(
                              key=_short(key), keys=", ".join(KEYS)),
@@ -339,11 +411,15 @@ def parse_fields(text: str, *, require_model: bool = True) -> Draft:
     """Read a line into a Draft without applying defaults (Slack threads merge these)."""
     words = _split(text)
     values: dict[str, Any] = {}
+    bits = 0
     for i, word in enumerate(words):
         low = word.lower()
         if "=" in word:
             name, value = parse_option(word)
-            values[name] = value
+            if value is not None:
+                values[name] = value
+        elif low in BITS:
+            bits = BITS[low]
         elif low in ("bf16", "fp16", "fp32"):
             values["precision"] = low  # "70B FP16 inference": the weights' dtype
         elif low.replace("-", "_") in SERVING_QUANTS and low not in ("bf16", "fp16"):
@@ -355,6 +431,10 @@ def parse_fields(text: str, *, require_model: bool = True) -> Draft:
             values["method"] = METHOD_WORDS[low]
         elif "model" not in values and (i == 0 or not require_model or "method" in values):
             values["model"] = _parse_model(word)
+        elif "gpu" not in values and _bare_card(word):
+            values["gpu"] = _gpu("gpu", low)
+        elif CJK.search(word):
+            raise _unknown_chinese(word)
         else:
             accepted = METHOD_NAMES + tuple(f"{k}=" for k in KEYS)
             suggestion = _suggest(low, list(METHOD_WORDS))
@@ -363,7 +443,24 @@ def parse_fields(text: str, *, require_model: bool = True) -> Draft:
                   "options.").format(word=_short(word), methods=", ".join(METHOD_NAMES)),
                 token=word, accepted=accepted,
                 suggestion=METHOD_WORDS[suggestion] if suggestion else None)
+    if bits and "quant" not in values:
+        values["quant"] = _format_of_width(bits, values.get("method"))
     return Draft(values)
+
+
+def _format_of_width(bits: int, name: str | None) -> str:
+    """The method's own format of that width; else a kindred method's (LoRA's 4-bit base is
+    QLoRA's NF4, and the key table then says to use qlora); else the plain intN."""
+    formats = FORMATS_BY_BITS[bits]
+    if name is None:
+        return formats[0]
+    row = method(name)
+    kin = [m for m in METHODS.values() if (m.adapters, m.serving) == (row.adapters, row.serving)]
+    for quants in (row.quants, *(m.quants for m in kin)):
+        found = next((f for f in formats if f in quants), None)
+        if found:
+            return found
+    return formats[0]
 
 
 def check_method_options(name: str, options: dict[str, Any]) -> None:
@@ -414,21 +511,6 @@ def parse(text: str) -> Request:
 
 # -- thread replies ------------------------------------------------------------------------------
 
-# "budget 300k", "context of 8k", "20 users", "8 gpus", "rank 32" -> key=value
-PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bbudget\s*(?:of|is|to|=|:)?\s*([$¥￥]?[\d.]+[kmw]?(?:cny|usd|rmb)?)"), "budget"),
-    (re.compile(r"\b(?:context|ctx)\s*(?:of|is|to|=|:)?\s*(\d[\d.]*k?)\b"), "context"),
-    (re.compile(r"\b(\d[\d.]*k?)\s*(?:context|ctx|tokens? of context)\b"), "context"),
-    (re.compile(r"\b(\d+)\s*(?:concurrent\s*)?(?:users|streams|sessions)\b"), "users"),
-    (re.compile(r"\b(?:users|concurrency)\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "users"),
-    (re.compile(r"\b(\d+)\s*(?:x\s*)?(?:gpus|cards)\b"), "gpus"),
-    (re.compile(r"\b(?:seq|sequence length|seq len)\s*(?:of|is|to|=|:)?\s*(\d[\d.]*k?)\b"), "seq"),
-    (re.compile(r"\b(?:lora\s+)?rank\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "rank"),
-    (re.compile(r"\b(\d+)\s*h(?:ours)?\s*(?:a|per)\s*month\b"), "hours"),
-    (re.compile(r"\bhours\s*(?:of|is|to|=|:)?\s*(\d+)\b"), "hours"),
-    (re.compile(r"\bin\s+(usd|cny|rmb|dollars|yuan)\b"), "currency"),
-)
-CURRENCY_NAMES = {"dollars": "usd", "yuan": "cny", "rmb": "cny"}
 _REPLY_TOKEN = re.compile(r"[^\s,;!?()]+")
 
 
@@ -436,27 +518,24 @@ def read_reply(text: str) -> Draft | None:
     """What a thread reply asks to change, or None when it asks nothing of the bot (people talk
     in threads too). A recognised key with a bad value is a ParseError."""
     text = re.sub(r"<@[A-Z0-9]+>", " ", text)  # drop mentions of the bot
-    low = to_grammar(text).lower().strip()  # Chinese phrasings and full-width characters too
+    low = rewrite(text).lower().strip()  # phrases of both languages, full-width characters too
     if not low:
         return None
     pieces: list[str] = []
-    for pattern, key in PHRASES:
-        for match in pattern.finditer(low):
-            value = CURRENCY_NAMES.get(match.group(1), match.group(1))
-            pieces.append(f"{key}={value}")
-        low = pattern.sub(" ", low)
-    for word in _REPLY_TOKEN.findall(low):
-        word = word.strip(".:")
-        if "=" in word or word in METHOD_WORDS:
+    for word in _join_sizes([w.strip(".:") for w in _REPLY_TOKEN.findall(low)]):
+        if "=" in word or word in METHOD_WORDS or word in BITS:
             pieces.append(word)
-        elif catalog.find_gpu(word) is not None and not (word.isdigit() and len(word) < 4):
+        elif word.replace("-", "_") in SERVING_QUANTS and word not in ("bf16", "fp16"):
+            pieces.append(word)  # "what about awq?"
+        elif _bare_card(word):
             pieces.append(f"gpu={word}")
         elif catalog.find_model(word) is not None or re.fullmatch(r"\d+(\.\d+)?b", word):
             pieces.append(word)
     if not pieces:
         return None
     # the grammar reads a bare non-method word as MODEL only at the start
-    models = [p for p in pieces if "=" not in p and p not in METHOD_WORDS]
+    models = [p for p in pieces if "=" not in p and p not in METHOD_WORDS and p not in BITS
+              and p.replace("-", "_") not in SERVING_QUANTS]
     ordered = models[:1] + [p for p in pieces if p not in models[:1]]
     draft = parse_fields(" ".join(ordered), require_model=False)
     return draft or None

@@ -1,75 +1,299 @@
-"""Chinese phrasings into the grammar's tokens, before parsing.
+"""The Chinese phrase table: what Chinese teams type, into the grammar's tokens.
 
-`13B 全参微调 预算15万` -> `13B full-finetune budget=150000CNY`; the buying guides' own words:
-methods (全参微调 / 全量微调 / 全参数微调, LoRA, QLoRA, 推理 / 部署, 预训练), budgets (15万,
-1.2百万, 120万, 1.2亿, 元 / RMB / CNY), cards and counts (4张4090, 两张卡, 单卡, 双卡, 8卡A800,
-4×4090), and 显存 (memory: the question itself, so it is dropped). Text without Chinese or the ×
-sign comes back only NFKC-normalised (full-width digits and letters to ASCII).
+`qwen2.5-72b 推理 100并发 上下文32k` -> `qwen2.5-72b inference users=100 context=32k`. The rows
+feed the same key table as the English ones (engine/en_input.py) and read numbers and units the
+same way (engine/numbers.py: 万, 千, 亿, k, M, B, T, 两/双/单, full-width digits). Covered:
+methods (engine/methods.py zh_aliases, and 微调 alone as a full fine-tune), budgets (预算15万,
+预算不超过2万美元, 120万元), counts and cards (4张4090, 单卡, 双卡4090, 8卡A800, 两台8卡H800 =
+16 cards, 2机16卡, 4×4090), users (100并发, 并发数100, 100个用户, 同时在线200人), context and
+sequence lengths (上下文32k, 序列长度8k), 批大小, training tokens (1T tokens, 1万亿token), hours
+(每月200小时, 每天8小时), 4bit / 4位 / int4 / 量化到8bit, 满血版 (the full model) and 蒸馏版 (the
+R1 distills), 租/买 (a preference, kept for issue 12's key), and the question words themselves
+(显存多大, 多少张卡, 要几台), which ask what every answer says and so read as nothing.
+Words no row knows stay, apart from ASCII, for the grammar to name in its error.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from engine import numbers
 from engine.methods import METHODS as METHOD_TABLE
+from engine.phrases import (
+    CARD,
+    CJK,
+    SERVER_GPUS,
+    Phrase,
+    Rewrite,
+    cards,
+    distill,
+    keyed,
+    number,
+    words,
+)
 
-# method phrasings from engine/methods.py, longest first so 全参微调 wins over 全参
-METHODS = tuple(sorted(((word, m.name) for m in METHOD_TABLE.values() for word in m.zh_aliases),
-                       key=lambda pair: -len(pair[0])))
-NUMERALS = {"一": 1, "单": 1, "两": 2, "二": 2, "双": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-            "七": 7, "八": 8, "九": 9, "十": 10, "十六": 16, "三十二": 32}
-UNITS = {"万": 1e4, "w": 1e4, "十万": 1e5, "百万": 1e6, "千万": 1e7, "亿": 1e8}
-FILLER = ("请问", "需要", "多少", "怎么", "什么", "配置", "服务器", "选型", "方案", "模型", "显存",
-          "大概", "大约", "左右", "以内", "的", "用", "跑", "做", "吗", "呢", "和", "与", "在",
-          "上", "下", "卡型")
-PUNCTUATION = "，。、？！：；（）“”《》?!,;"
-CHINESE = re.compile(r"[\u3400-\u9fff×]")
+N = rf"(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[kmbt](?![a-z]))?"
+# a count of cards or servers; never the digits of a card's name (A100卡, 4090卡)
+COUNT = r"(?P<n>(?<![a-z0-9.])\d{1,3}|[一二两三四五六七八九十单双]{1,3})"
+SAY = r"\s*(?:是|为|设为|设成|要|有|在|大概|大约|约|:|=)?\s*"  # 上下文是32k, 并发数=100
+END = r"(?![a-z0-9.])"  # a size or count ends here (32B部署: Chinese follows, that is fine)
+MONEY = (rf"(?P<sym>[$¥])?\s*(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[km](?![a-z]))?"
+         r"\s*(?P<cur>元|块钱|块|人民币|rmb|cny|美元|美金|刀|usd)?")
+USD = ("$", "美元", "美金", "刀", "usd")
+NAMES = {"通义千问": "qwen", "千问": "qwen"}  # model families by their Chinese names
 
 
-def _count(word: str) -> int | None:
-    return int(word) if word.isdigit() else NUMERALS.get(word)
+def _count(m: re.Match[str], group: str = "n") -> int | None:
+    value = numbers.to_decimal(m.group(group) or "")
+    return int(value) if value is not None and value == int(value) and value > 0 else None
 
 
-def _budget(match: re.Match[str]) -> str:
-    amount = float(match.group("amount")) * UNITS.get(match.group("unit") or "", 1)
-    return f" budget={amount:.0f}cny "
+def _money(m: re.Match[str], *, needs_unit: bool = False) -> str | None:
+    """An amount: 15万 -> 150000cny (万 and 亿 are yuan unless a dollar word says otherwise),
+    2万美元 -> 20000usd, 300k -> 300k, 5000元 -> 5000cny; a bare number keeps no currency, so
+    the key table can ask about an implausibly small one."""
+    unit, sym, cur = m.group("u") or "", m.group("sym") or "", (m.group("cur") or "").lower()
+    if needs_unit and not (unit in numbers.CN_SCALES or sym or cur):
+        return None
+    amount = numbers.value(m.group("n"), unit)
+    if amount is None:
+        return None
+    currency = ("usd" if sym in USD or cur in USD
+                else "cny" if sym or cur or unit in numbers.CN_SCALES else "")
+    return amount + currency
+
+
+def _budget(regex: str, example: str, *, needs_unit: bool = False) -> Phrase:
+    def emit(m: re.Match[str], _kept: list[str]) -> str | None:
+        got = _money(m, needs_unit=needs_unit)
+        return None if got is None else f"budget={got}"
+    return Phrase(regex, emit, example)
+
+
+def _servers(m: re.Match[str], _kept: list[str]) -> str | None:
+    """一台 = a server of 8; 两台8卡H800 = 16; 2机16卡 = 16 in all (more than a server holds is
+    a total), 2机8卡 = 16; 单机 alone says only "not distributed" and reads as nothing."""
+    servers, per = _count(m, "s"), _count(m, "n") if m.group("n") else None
+    if servers is None:
+        return None
+    if per is None and m.group("unit") == "机" and servers == 1:
+        return cards(None, m) if m.group("card") else ""
+    if per is not None and m.group("unit") == "机" and per > SERVER_GPUS:
+        total = per
+    else:
+        total = servers * (per or SERVER_GPUS)
+    return cards(total, m)
+
+
+def _hours_a_day(m: re.Match[str]) -> str | None:
+    value = numbers.to_decimal(m.group("n"))
+    if value is None or not 0 < value <= 24:
+        return None
+    return f"{float(value) * 730 / 24:.0f}"  # a 730-hour month of days
+
+
+def _years(m: re.Match[str]) -> str | None:
+    value = numbers.to_decimal(m.group("n"))
+    return f"{int(value * 12)}" if value is not None and 0 < value <= 10 else None
+
+
+def _fine_tune(m: re.Match[str], kept: list[str]) -> str:
+    # 微调 alone is a full fine-tune; after LoRA微调 or QLoRA it only repeats the method
+    methods = set(METHOD_TABLE)
+    return "" if any(token in methods for token in kept) else "full-finetune"
+
+
+def _aliases() -> str:
+    """Every method's Chinese phrasings, longest first, spaces allowed between ASCII and Chinese
+    (LoRA 微调)."""
+    pairs = sorted(((a, m.name) for m in METHOD_TABLE.values() for a in m.zh_aliases),
+                   key=lambda pair: -len(pair[0]))
+    return "|".join(re.sub(r"(?<=[A-Za-z])(?=[\u3400-\u9fff])", r"\\s*", re.escape(a))
+                    for a, _name in pairs)
+
+
+def _method(m: re.Match[str], _kept: list[str]) -> str:
+    said = re.sub(r"\s+", "", m.group(0)).lower()
+    return next(spec.name for spec in METHOD_TABLE.values()
+                if said in (a.lower() for a in spec.zh_aliases))
+
+
+
+def _attached(keyword: str, key: str, example: str, *, number_first: bool = False,
+              after: str = "") -> tuple[Phrase, Phrase]:
+    """A number said with its word (上下文32k, 100并发) as two rows: one with nothing between
+    them, one allowing spaces. All tight rows run before any loose one, so in `上下文 8k 20并发`
+    the 20 goes with 并发, and in `并发20 上下文8k` with 并发 too."""
+    rows = []
+    for gap, say in (("", SAY.replace(r"\s*", "")), (r"\s*", SAY)):
+        regex = (N + gap + after + keyword if number_first
+                 else keyword + say + N + after.replace(r"\s*", gap))
+        rows.append(keyed(regex, key, number, example))
+    return rows[0], rows[1]
+
+
+_USERS = (r"(?:最大)?(?:并发数|并发量|并发用户数?|并发请求数?|并发|同时在线(?:用户数?|人数)?|在线用户数?|"
+          r"用户数|同时使用人数|同时访问人数)")
+_ATTACHED = (
+    _attached(r"(?:最大)?(?:上下文|context)\s*(?:长度|窗口)?", "context", "上下文32k"),
+    _attached(r"(?:的)?\s*(?:上下文|context)\s*(?:长度|窗口)?", "context", "32k上下文", number_first=True),
+    _attached(r"(?:训练)?(?:序列长度|序列长|最大序列长度|截断长度|样本长度|最大长度|训练长度|文本长度|序列)",
+              "seq", "序列长度8k"),
+    _attached(r"(?:的)?\s*(?:序列长度|序列)", "seq", "8k序列", number_first=True),
+    _attached(r"(?:每卡)?(?:批大小|批次大小|批量大小|批处理大小|微批|批量|批次)", "batch", "批大小4"),
+    # users: 同时100人在线, 100并发, 并发数100, 100个用户, 同时在线200人
+    _attached(r"同时\s*(?:有)?\s*", "users", "同时100人在线",
+              after=r"\s*(?:个|人)?\s*(?:用户|人)?\s*(?:在线|使用|访问|请求)"),
+    _attached(r"(?:并发(?:用户|请求|数)?|用户同时在线|人同时在线|同时在线|人在线|在线用户|用户|人使用|人用|"
+              r"请求并发)", "users", "100并发", number_first=True, after=r"(?:个|路|人|位)?\s*"),
+    _attached(_USERS, "users", "并发数100", after=r"\s*(?:个|人|路|位)?\s*(?:用户|请求)?"),
+)
+TIGHT_THEN_LOOSE = tuple(pair[0] for pair in _ATTACHED) + tuple(pair[1] for pair in _ATTACHED)
+
+QUESTIONS = (  # what every answer says: the question itself reads as nothing
+    r"(?:需要|要|得|用)?(?:多少|几)\s*(?:张|块|个)?\s*(?:显卡|卡|gpu)",
+    r"(?:需要|要|得)?(?:多少|几)\s*台\s*(?:服务器|机器)?",
+    r"显存\s*(?:要|需要|占用?|得)?\s*多[大少]", r"(?:需要|要|占|占用|得)?\s*多[大少]\s*(?:的)?显存",
+    r"(?:训练|要|需要)?\s*多少\s*[kmbt]?\s*(?:个)?\s*tokens?", r"多少钱|什么价|价格多少|成本多少|花多少",
+    r"什么配置|啥配置|怎么配|如何配置|怎么选|选什么|选哪个|哪张卡|哪种卡|什么卡|什么显卡",
+    r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起来吗|可以吗|行吗|可行吗",
+    r"要多久|多长时间|需要多久|多快|速度如何|速度怎么样",
+    r"租(?:用|卡)?还是(?:买|购置|购买)(?:划算|合适|好)?|(?:买|购置|购买)还是租(?:用)?(?:划算|合适|好)?",
+    r"求推荐|推荐一下|帮我算一下|帮忙算一下|帮我算|算一下|估算一下|估一下|请问|想问一下|问一下",
+)
+FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器", "选型", "方案", "模型", "显存",
+          "大概", "大约", "左右", "以内", "之内", "以下", "的", "用", "跑", "做", "吗", "呢", "和",
+          "与", "在", "上", "下", "卡型", "训练", "一下", "我们", "我", "想", "要", "打算", "计划",
+          "准备", "进行", "来", "给", "帮", "看看", "试试", "换成", "改成", "改为", "换", "如果",
+          "那么", "那", "吧", "啊", "了", "每月", "每个月", "每小时", "每天", "环境", "场景",
+          "版本", "一个", "个", "可以", "能", "是", "有", "显卡", "整机", "规模", "左右的", "评估",
+          "推荐", "按")
+
+ZH_PHRASES: tuple[Phrase, ...] = (
+    # models: the R1 distills by size, and 满血版 (the full model, which the name already is)
+    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s*(?:的)?\s*(?:蒸馏版|蒸馏模型|蒸馏)\s*(?:的)?\s*"
+                    r"(?P<size>\d+(?:\.\d+)?b)" + END),
+           lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 蒸馏版 32B"),
+    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s+(?P<size>\d+(?:\.\d+)?b)\s*(?:的)?\s*"
+                    r"(?:蒸馏版|蒸馏模型|蒸馏)"),
+           lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 32B 蒸馏版"),
+    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s*(?:的)?\s*(?:蒸馏版|蒸馏模型|蒸馏)"),
+           lambda m, _k: distill(m.group("model"), ""), "deepseek-r1 蒸馏版 32B"),
+    words(r"满血版本?|满血|完整版|原版|非量化版", "", "deepseek-r1 满血版 部署"),
+    *(words(q, "") for q in QUESTIONS),
+    # methods
+    Phrase((_aliases()), _method, "13B 全参微调"),
+    Phrase((r"微调"), _fine_tune, "13B 微调"),
+    # budgets said as budgets
+    _budget(r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:是|为|在|有|大概|大约|约|控制在|不超过|不超|"
+            r"不高于|最多|:|=)*\s*" + MONEY + r"\s*(?:以内|以下|之内|左右)?", "预算15万"),
+    _budget(MONEY + r"\s*(?:以内|以下|之内|左右)?\s*(?:的)?\s*(?:总|月)?预算", "15万预算"),
+    _budget(r"(?:月租|租金|每月租金|租金每月)\s*(?:不超过|不超|最多|控制在)?\s*" + MONEY, "月租2万以内",
+            needs_unit=True),
+    _budget(r"(?:不超过|不超|不高于|最多|上限|控制在)\s*" + MONEY, "预算不超过15万", needs_unit=True),
+    # lengths, batch and users, each number bound to the word it touches first (below)
+    *TIGHT_THEN_LOOSE,
+    # training tokens: 1T tokens, 训练100B token, 1万亿token
+    keyed(r"(?:训练|数据量?|语料|数据集)?\s*(?:有|是|为|约|共)?\s*" + N + r"\s*(?:个|的)?\s*tokens?",
+          "tokens", number, "1T tokens"),
+    # hours of use
+    keyed(r"(?:每天|一天|每日)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
+          "hours", _hours_a_day, "每天8小时"),
+    words(r"7\s*[×x*]\s*24\s*(?:小时)?|全天候?运行|24\s*小时\s*(?:不间断|运行|在线|开机)", "hours=730",
+          "7x24小时"),
+    keyed(r"(?:每月|每个月|一个月|月)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
+          "hours", number, "每月200小时"),
+    # LoRA rank, headroom, horizon
+    keyed(r"(?:秩|rank)" + SAY + r"(?P<n>\d+)", "rank", number, "秩64"),
+    keyed(r"(?:预留|留|保留)\s*(?P<n>\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:显存)?\s*(?:余量)?", "headroom",
+          lambda m: m.group("n") + "%", "预留20%余量"),
+    keyed(r"(?:显存)?余量" + SAY + r"(?P<n>\d+(?:\.\d+)?)\s*%", "headroom", lambda m: m.group("n") + "%",
+          "余量20%"),
+    words(r"不(?:留|要|预留)余量", "headroom=0"),
+    keyed(r"(?:按|分)?\s*(?:折旧|摊销)?\s*(?:周期|期)?\s*(?P<n>\d+|[一二两三四五六七八九十])\s*年\s*"
+          r"(?:折旧|摊销|回本|周期|内)?", "months", _years, "按3年折旧"),
+    # servers and cards: 两台8卡H800, 2机16卡, 8卡A800, 4张4090, 双卡4090, 4×4090
+    Phrase((r"(?<![a-z0-9.])(?P<s>\d{1,3}|[一二两三四五六七八九十单双]{1,3})\s*(?P<unit>台|机)\s*(?:(?P<n>\d+|"
+                    r"[一二两三四五六七八九十单双]{1,3})\s*(?:卡|张卡|张|块))?\s*(?:的)?\s*(?:" + CARD +
+                    r")?\s*(?:服务器|机器|主机|整机)?"), _servers, "两台8卡H800"),
+    Phrase((COUNT + r"\s*(?:张|块|个)\s*(?:显卡|卡|gpu)?\s*(?:" + CARD + r")?"),
+           lambda m, _k: cards(_count(m), m) if m.group("card") or re.search(
+               r"卡|gpu", m.group(0), re.I) else None, "4张4090"),
+    Phrase((COUNT + r"\s*(?:卡|显卡|gpu)\s*(?:" + CARD + r")?"),
+           lambda m, _k: cards(_count(m), m), "8卡A800"),
+    Phrase((r"(?P<n>\d+)\s*[×x*]\s*" + CARD),
+           lambda m, _k: cards(_count(m), m, known=True), "4×4090"),
+    Phrase((CARD + r"\s*[×x*]\s*(?P<n>\d+)" + END),
+           lambda m, _k: cards(_count(m), m, known=True), "4090×4"),
+    Phrase((CARD + r"\s*" + COUNT + r"\s*(?:张|块|卡)"),
+           lambda m, _k: cards(_count(m), m, known=True), "4090两张"),
+    Phrase((CARD + r"\s*(?:显卡|卡|gpu)"), lambda m, _k: cards(None, m, known=True), "4090卡"),
+    Phrase((r"(?=魔改|昇腾)" + CARD), lambda m, _k: cards(None, m, known=True), "昇腾910B"),
+    # formats: 8bit优化器, KV缓存fp8, 量化到4位, 4bit量化, int4
+    words(r"8\s*(?:bit|位|比特)\s*(?:的)?\s*(?:adamw?|优化器)|adamw?\s*8\s*(?:bit|位)",
+          "optimizer=adamw-8bit", "8bit优化器"),
+    words(r"(?:kv\s*cache|kv\s*缓存|kv)\s*(?:用|是|为|量化到|量化为|量化成)?\s*fp8|"
+          r"fp8\s*(?:的)?\s*(?:kv\s*cache|kv\s*缓存|kv)", "kv=fp8", "KV缓存fp8"),
+    # recipes: offload, recomputation
+    words(r"(?:优化器)?(?:cpu\s*offload|offload\s*(?:到)?\s*cpu|卸载到\s*(?:cpu|内存)|offload\s*(?:到)?\s*内存)",
+          "offload=optimizer", "优化器卸载到CPU"),
+    words(r"(?:不开|关闭|不用|不要)\s*(?:梯度检查点|激活重计算|重计算|gradient\s*checkpointing)",
+          "checkpointing=none", "不开重计算"),
+    words(r"(?:开启?|打开|用)?\s*(?:梯度检查点|激活重计算|重计算)", "checkpointing=full", "梯度检查点"),
+    Phrase((r"(?:量化(?:到|为|成)?\s*)?(?:int)?(?<![0-9])(?P<b>[248])\s*-?\s*(?:bit|位|比特)\s*(?:量化)?"),
+           lambda m, _k: f"{m.group('b')}bit", "量化到4位"),
+    words(r"量化(?:到|为|成)\s*(?=[a-z0-9])", "", "量化到int4"),
+    words(r"(?<=[a-z0-9])\s*量化(?:版本|版)?", "", "int4量化"),
+    # amounts that can only be money: 15万, 1.2亿, 5000元, $2万
+    _budget(MONEY, "15万", needs_unit=True),
+    # rent or buy: a preference the answer will take (issue 12); read now so it is no error
+    words(r"(?:按小时|按月)?(?:租用|租赁|租卡|租服务器|租机器|租|上云|云上)", "prefer=rent", "租用"),
+    words(r"购置|购买|采购|自购|自建|买卡|买服务器|买", "prefer=buy", "购置"),
+    # ranking and currency
+    words(r"(?:速度|时间|训练速度)优先|最快|越快越好|尽快|最省时", "goal=time", "速度优先"),
+    words(r"(?:成本|价格|性价比)优先|最便宜|最省钱|性价比最高|最划算|省钱", "goal=cost", "成本优先"),
+    words(r"(?:用|以|按|换成|换算成|显示)?\s*(?:美元|美金)\s*(?:计价|显示|计算|算)?", "currency=USD",
+          "用美元计价"),
+    words(r"(?:用|以|按|换成|换算成|显示)?\s*人民币\s*(?:计价|显示|计算|算)?", "currency=CNY",
+          "人民币计价"),
+)
+
+# the words a "did you mean" line can offer for an unknown Chinese word, with an example each
+KEYWORDS: dict[str, str] = {
+    "并发": "qwen2.5-72b 推理 100并发", "并发数": "qwen2.5-72b 推理 并发数100",
+    "同时在线": "qwen2.5-72b 部署 同时在线200人", "用户": "qwen2.5-72b 部署 100个用户",
+    "上下文": "32B 推理 上下文32k", "上下文长度": "32B 推理 上下文长度32k",
+    "序列长度": "qwen2.5-7b LoRA微调 序列长度8k", "批大小": "7B LoRA微调 批大小4",
+    "预算": "13B 全参微调 预算15万", "预算不超过": "70B 推理 预算不超过50万",
+    "满血版": "deepseek-r1 满血版 部署", "蒸馏版": "deepseek-r1 蒸馏版 32B 推理",
+    "量化到4位": "70B 推理 量化到4位", "4bit": "70B 推理 4bit 双卡4090",
+    "单卡": "qwen2.5-7b QLoRA 单卡4090", "双卡": "70B 推理 4bit 双卡4090",
+    "两台": "70B 全参微调 两台8卡H800", "一台": "70B 推理 一台8卡A800",
+    "张卡": "70B 推理 4张4090", "预训练": "7B 预训练 1T tokens", "tokens": "7B 预训练 1T tokens",
+    "每月": "13B LoRA 每月200小时", "每天": "13B LoRA 每天8小时", "租用": "70B 推理 租用",
+    "购置": "70B 推理 购置", "速度优先": "13B LoRA 速度优先", "美元": "13B LoRA 用美元计价",
+    "秩": "7B LoRA 秩64", "余量": "13B LoRA 预留20%余量",
+    **{a: f"13B {a}" for m in METHOD_TABLE.values() for a in m.zh_aliases},
+}
 
 
 def to_grammar(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    if not CHINESE.search(text):
-        return text
-    for mark in PUNCTUATION:
-        text = text.replace(mark, " ")
-    # budgets: 预算15万, 预算=1.2百万元, 15万预算, 120万元
-    number = r"(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>十万|百万|千万|万|亿|w)?\s*(?:元|块|rmb|cny|人民币)?"
-    text = re.sub(r"预算\s*[=:]?\s*" + number, _budget, text, flags=re.I)
-    text = re.sub(number + r"\s*(?:的)?预算", _budget, text, flags=re.I)
-    text = re.sub(r"(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>十万|百万|千万|万|亿)\s*(?:元|块|rmb|cny|人民币)?",
-                  _budget, text, flags=re.I)
-    # counts and cards: 4张4090, 两张卡, 8卡A800, 单卡4090, 4×4090, 4x 4090
-    counted = r"(?P<n>\d+|十六|三十二|[一单两二双三四五六七八九十])"
-    text = re.sub(counted + r"\s*[张块个]\s*(?:卡)?\s*(?P<card>[A-Za-z]*\d+[A-Za-z0-9-]*)?",
-                  lambda m: _cards(m), text)
-    text = re.sub(counted + r"\s*卡\s*(?P<card>[A-Za-z]*\d+[A-Za-z0-9-]*)?", lambda m: _cards(m), text)
-    text = re.sub(r"(?P<n>\d+)\s*[×x]\s*(?P<card>[A-Za-z]*\d+[A-Za-z0-9-]*)", lambda m: _cards(m), text)
-    text = re.sub(r"(?P<card>[A-Za-z]*\d{3,}[A-Za-z0-9-]*)\s*卡", r" gpu=\g<card> ", text)
-    for word, method in METHODS:
-        text = text.replace(word, f" {method} ")
-    text = re.sub(r"(?i)(q?lora)\s*微调", r" \1 ", text)
-    text = text.replace("微调", " full-finetune ") if "lora" not in text.lower() else text.replace(
-        "微调", " ")
-    for word in FILLER:
-        text = text.replace(word, " ")
-    # words the rules above did not know stay, but apart from ASCII ones (换成QLoRA -> 换成 QLoRA)
-    text = re.sub(r"([\u3400-\u9fff])([A-Za-z0-9])", r"\1 \2", text)
-    text = re.sub(r"([A-Za-z0-9])([\u3400-\u9fff])", r"\1 \2", text)
-    return " ".join(text.split())
+    """Chinese phrasings into grammar tokens (text without Chinese comes back NFKC-normalised);
+    engine/parse.py runs this table and the English one together."""
+    return rewrite(Rewrite(text)).result()
 
 
-def _cards(m: re.Match[str]) -> str:
-    n = _count(m.group("n"))
-    card = m.group("card")
-    out = f" gpus={n} " if n else " "
-    return out + (f"gpu={card} " if card else "")
+def rewrite(rw: Rewrite) -> Rewrite:
+    """Run the Chinese table over a text being rewritten (only when it has Chinese in it)."""
+    if not CJK.search(rw.text) and "×" not in rw.text:
+        return rw
+    for name, family in NAMES.items():
+        rw.text = rw.text.replace(name, family)
+    rw.text = re.sub(r"[，。、？！：；（）“”《》【】?!,;]", " ", rw.text)
+    rw.run(ZH_PHRASES)
+    for word in sorted(FILLER, key=len, reverse=True):
+        rw.text = rw.text.replace(word, " ")
+    # words no row knew stay, apart from ASCII ones (换成QLoRA -> 换成 QLoRA)
+    rw.text = re.sub(r"([\u3400-\u9fff])([A-Za-z0-9])", r"\1 \2", rw.text)
+    rw.text = re.sub(r"([A-Za-z0-9])([\u3400-\u9fff])", r"\1 \2", rw.text)
+    return rw

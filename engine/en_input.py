@@ -1,0 +1,128 @@
+"""The English phrase table: "budget 300 thousand", "8k context", "20 concurrent users", "two
+8-GPU servers", "1T tokens", "4-bit" into the grammar's tokens.
+
+Rows feed the same key table as the Chinese ones (engine/zh_input.py) and read numbers the same
+way (engine/numbers.py: thousand, million, billion, k, M, B, T, number words). They run on a
+command line and on a thread reply alike, never inside a key=value the user typed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine import numbers
+from engine.phrases import CARD, SERVER_GPUS, Phrase, Rewrite, cards, distill, keyed, number, words
+
+N = (rf"(?P<n>\d+(?:,\d{{3}})*(?:\.\d+)?|{numbers.EN_NUMBER_WORD})\s*"
+     rf"(?P<u>{numbers.EN_SCALE}|[kmbt](?=\b|cny|usd|rmb|yuan))?")
+SAY = r"\s*(?:of|is|to|at|around|about|~|:)?\s*"
+MONEY = (r"(?P<sym>us\$|[$¥￥])?\s*" + N.replace("[kmbt]", "[kmbtw]")
+         + r"\s*(?P<cur>cny|rmb|yuan|usd|dollars?|bucks)?\b")
+CURRENCIES = {"$": "usd", "us$": "usd", "¥": "cny", "￥": "cny", "cny": "cny", "rmb": "cny",
+              "yuan": "cny", "usd": "usd", "dollar": "usd", "dollars": "usd", "bucks": "usd"}
+
+
+def _money(m: re.Match[str], *, needs_mark: bool = False) -> str | None:
+    """300 thousand -> 300k, $20k -> 20kusd, 1.5 million yuan -> 1.5mcny; a bare 300 stays 300
+    (the key table asks whether 300k was meant)."""
+    sym, cur = (m.group("sym") or "").lower(), (m.group("cur") or "").lower()
+    if needs_mark and not (sym or cur):
+        return None
+    amount = numbers.value(m.group("n"), m.group("u"))
+    if amount is None:
+        return None
+    currencies = {CURRENCIES[c] for c in (sym, cur) if c}
+    return amount + (currencies.pop() if len(currencies) == 1 else "")
+
+
+def _budget(regex: str, example: str, *, needs_mark: bool = False) -> Phrase:
+    def emit(m: re.Match[str], _kept: list[str]) -> str | None:
+        got = _money(m, needs_mark=needs_mark)
+        return None if got is None else f"budget={got}"
+    return Phrase(regex, emit, example)
+
+
+def _count(m: re.Match[str], group: str = "n") -> int | None:
+    value = numbers.to_decimal(m.group(group) or "")
+    return int(value) if value is not None and value == int(value) and value > 0 else None
+
+
+def _servers(m: re.Match[str], _kept: list[str]) -> str | None:
+    servers = _count(m, "s") if m.group("s") else 1
+    per = _count(m, "per") if m.group("per") else SERVER_GPUS
+    if servers is None or per is None:
+        return None
+    return cards(servers * per, m)
+
+
+def _hours_a_day(m: re.Match[str]) -> str | None:
+    value = numbers.to_decimal(m.group("n"))
+    return f"{float(value) * 730 / 24:.0f}" if value is not None and 0 < value <= 24 else None
+
+
+COUNT = rf"(?P<s>\d+|{numbers.EN_NUMBER_WORD})"
+EN_PHRASES: tuple[Phrase, ...] = (
+    # models: "deepseek-r1 distill 32b"
+    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s+distill(?:ed)?\s+(?P<size>\d+(?:\.\d+)?b)\b"),
+           lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 distill 32b"),
+    # budgets: "budget 300 thousand", "budget of $20k", "150k budget", "under $20k"
+    _budget(r"\bbudget\s*(?:of|is|to|at|around|about|under|below|up to|max(?:imum)?|~|:)?\s*" + MONEY,
+            "budget 300k"),
+    _budget(MONEY + r"\s*budget\b", "300k budget"),
+    _budget(r"\b(?:under|below|up to|at most|max|within|no more than)\s+" + MONEY, "under $20k",
+            needs_mark=True),
+    # lengths: "8k context", "context of 32k", "sequence length 8k"
+    keyed(r"\b(?:context|ctx)(?:\s*(?:length|window|len))?" + SAY + N, "context", number, "context 32k"),
+    keyed(r"\b" + N + r"\s*(?:context|ctx|tokens? of context)\b", "context", number, "32k context"),
+    keyed(r"\b(?:seq|sequence length|sequence len|seq len|sequence)" + SAY + N, "seq", number,
+          "sequence length 8k"),
+    keyed(r"\b" + N + r"\s*(?:sequence length|sequences?|seq len|seq)\b", "seq", number, "8k sequences"),
+    keyed(r"\b(?:batch size|micro[- ]?batch(?: size)?|batch|bs|mbs)" + SAY + r"(?P<n>\d+)\b", "batch",
+          number, "batch size 4"),
+    # users: "20 users", "100 concurrent users", "concurrency 100"
+    keyed(r"\b" + N + r"\s*(?:concurrent|simultaneous|parallel)\s*(?:users|streams|sessions|requests|"
+          r"connections)?\b", "users", number, "100 concurrent users"),
+    keyed(r"\b" + N + r"\s*(?:users|streams|sessions)\b", "users", number, "20 users"),
+    keyed(r"\b(?:users|concurrency|concurrent users)" + SAY + N, "users", number, "concurrency 100"),
+    # servers and cards: "two 8-gpu servers", "2 nodes of 8 h800", "8x h100", "8 gpus"
+    Phrase((r"\b(?:" + COUNT + r"\s+)?(?P<per>\d+)[- ]?(?:gpu|card)\s+(?:servers?|nodes?|machines?|"
+                    r"boxes)\b(?:\s+(?:of|with)\s+" + CARD + r")?"),
+           _servers, "two 8-gpu servers"),
+    Phrase((r"\b" + COUNT + r"\s+(?:servers?|nodes?|machines?)(?:\s+(?:of|with)\s+(?P<per>\d+)"
+                    r"(?:\s*x)?\s*(?:gpus|cards)?)?(?:\s+(?:of\s+)?" + CARD + r")?"),
+           _servers, "2 servers of 8 h800"),
+    Phrase((r"\b(?P<n>\d+)\s*[x×*]\s*" + CARD), lambda m, _k: cards(_count(m), m, known=True),
+           "8x h100"),
+    keyed(r"\b" + N + r"\s*(?:x\s*)?(?:gpus|cards)\b", "gpus", number, "8 gpus"),
+    # training tokens, LoRA rank, hours
+    keyed(r"\b" + N + r"\s*tokens?\b(?!\s*(?:/|per\b|a\b))", "tokens", number, "1T tokens"),
+    keyed(r"\brank" + SAY + r"(?P<n>\d+)\b", "rank", number, "rank 32"),
+    keyed(r"\b(?P<n>\d+)\s*h(?:ours)?\s*(?:a|per)\s*day\b", "hours", _hours_a_day, "8 hours a day"),
+    words(r"\b24\s*/\s*7\b|\baround the clock\b", "hours=730", "24/7"),
+    keyed(r"\b(?P<n>\d+)\s*h(?:ours)?\s*(?:a|per)\s*month\b", "hours", number, "300 hours a month"),
+    keyed(r"\bhours" + SAY + r"(?P<n>\d+)\b", "hours", number, "hours 300"),
+    # formats and recipes: "8-bit adam", "fp8 kv cache", "4-bit", "zero-3", "cpu offload"
+    words(r"\b8[- ]?bit\s+adamw?\b|\badamw?\s+8[- ]?bit\b", "optimizer=adamw-8bit", "8-bit adam"),
+    words(r"\bfp8\s+kv(?:[- ]cache)?\b|\bkv(?:[- ]cache)?\s+(?:in\s+)?fp8\b", "kv=fp8", "fp8 kv cache"),
+    Phrase((r"\b(?P<b>[248])[- ]?bits?\b"), lambda m, _k: f"{m.group('b')}bit", "4-bit"),
+    keyed(r"\bzero[- ]?(?:stage[- ]?)?(?P<n>[0-3])\b", "zero", lambda m: m.group("n"), "zero-3"),
+    words(r"\b(?:cpu[- ]offload(?:ing)?|offload(?:ing)?\s+(?:the\s+)?optimizer(?:\s+states)?"
+          r"(?:\s+to\s+cpu)?|offload(?:ing)?\s+to\s+cpu)\b", "offload=optimizer", "cpu offload"),
+    words(r"\bno\s+(?:gradient\s+|activation\s+)?checkpointing\b", "checkpointing=none", "no checkpointing"),
+    words(r"\b(?:gradient|activation)\s+checkpointing\b", "checkpointing=full", "gradient checkpointing"),
+    words(r"\bvllm\b", "engine=vllm", "vllm"),
+    words(r"\b(?:llama\.cpp|llamacpp|ollama)\b", "engine=llama.cpp", "llama.cpp"),
+    # rank, currency, rent or buy (a preference kept for issue 12's key)
+    words(r"\b(?:fastest|quickest|as fast as possible)\b", "goal=time", "fastest"),
+    words(r"\b(?:cheapest|lowest cost|as cheap as possible)\b", "goal=cost", "cheapest"),
+    Phrase((r"\bin\s+(?P<c>usd|cny|rmb|dollars|yuan)\b"),
+           lambda m, _k: f"currency={CURRENCIES[m.group('c').lower()].upper()}", "in usd"),
+    words(r"\b(?:rent\s+(?:or|vs\.?|versus)\s+buy|buy\s+(?:or|vs\.?|versus)\s+rent)\b", ""),
+    words(r"\b(?:rent(?:ing|ed)?|rental|lease|leasing|cloud)\b", "prefer=rent", "rent"),
+    words(r"\b(?:buy(?:ing)?|purchas(?:e|ing)|on[- ]prem(?:ises)?)\b", "prefer=buy", "buy"),
+)
+
+
+def rewrite(rw: Rewrite) -> Rewrite:
+    """Run the English table over a text being rewritten."""
+    return rw.run(EN_PHRASES)
