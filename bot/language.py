@@ -1,5 +1,6 @@
-"""Which language to answer a person in: their `/gpusize lang` choice, else the workspace's, else
-their Slack locale (users.info, cached a day), else English."""
+"""Which language to answer a person in: Chinese when they asked in Chinese, else their
+`/gpusize lang` choice, else the workspace's, else their Slack locale (users.info, cached a day),
+else English."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from redis.exceptions import RedisError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import keys
-from engine.i18n import LANGUAGES, _, from_locale, language
+from engine.i18n import LANGUAGES, _, from_locale, language, language_of_text
 from engine.parse import ParseError
 
 WORKSPACE_WORDS = ("workspace", "team", "工作区")
@@ -22,9 +23,13 @@ class Languages:
         self.redis = redis
         self.client = client
 
-    async def of(self, team: str, user: str) -> str:
-        """The person's language. Runs before a command's ack: every outside call is capped
-        well under Slack's 3 s, and a failure means English, never an error."""
+    async def of(self, team: str, user: str, text: str = "") -> str:
+        """The language to answer `text` (a command or reply) in. Runs before a command's ack:
+        every outside call is capped well under Slack's 3 s, and a failure means English, never
+        an error."""
+        asked_in = language_of_text(text)  # a question in Chinese is answered in Chinese
+        if asked_in is not None:
+            return asked_in
         with contextlib.suppress(RedisError, OSError, TimeoutError):
             prefs = await asyncio.wait_for(self.redis.hgetall(keys.language(team)), 0.5)
             for key in (f"user:{user}", "workspace"):

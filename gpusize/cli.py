@@ -95,7 +95,8 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"gpusize: --lang {lang[:10]} is not one of {', '.join(i18n.LANGUAGES)}",
               file=sys.stderr)
         return 2
-    i18n.set_language(lang or i18n.from_environment())
+    # --lang, else the question's own language when it is Chinese, else the environment's
+    i18n.set_language(lang or i18n.language_of_text(" ".join(words)) or i18n.from_environment())
     unknown = [a for a in words if a.startswith("--")]
     if unknown:
         print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --chart FILE, "

@@ -64,3 +64,30 @@ def test_memory_and_price_charts_are_uploaded_into_the_thread(bot: Bot, slack: S
     bot.action(action_id="show_price_chart", value="rtx-a6000", message_ts=ROOT)
     slack.wait_for("upload", 2, timeout=30)
     assert slack.of("files.getUploadURLExternal")[1].body["filename"] == "prices-rtx-a6000.png"
+
+
+def test_a_question_in_chinese_is_answered_in_chinese(bot: Bot, slack: SlackStub,
+                                                      redis_server: RedisServer) -> None:
+    # U0ALICE's Slack locale is English and she chose nothing: the question's language decides
+    bot.command("qwen2.5-72b 推理 100并发")
+    answer = blocks_text(slack.wait_for("chat.postMessage")[0])
+    assert "推荐" in answer and "Recommended" not in answer
+    redis_server.wait_for_conversation(ROOT)
+    # an English reply from her goes back to her own language; a Chinese one is answered in Chinese
+    bot.event({"type": "message", "channel": "C0CHAN", "user": "U0ALICE", "text": "序列长度8k 换成 lora",
+               "ts": "1700000001.1", "thread_ts": ROOT, "channel_type": "channel"}, event_id="EvZh1")
+    again = blocks_text(slack.wait_for("chat.postMessage", 2)[1])
+    assert "推荐" in again and "Recommended" not in again
+    bot.event({"type": "message", "channel": "C0CHAN", "user": "U0ALICE", "text": "what about qlora?",
+               "ts": "1700000002.1", "thread_ts": ROOT, "channel_type": "channel"}, event_id="EvEn1")
+    third = blocks_text(slack.wait_for("chat.postMessage", 3)[2])
+    assert "Recommended" in third
+
+
+def test_chinese_errors_and_help_for_an_english_locale(bot: Bot) -> None:
+    status, body = bot.command("qwen2.5-72b 推理 并法100")
+    text = json.dumps(json.loads(body), ensure_ascii=False)
+    assert status == 200 and "并发" in text and "100并发" in text and "unexpected" not in text
+    _, help_zh = bot.command("帮助")
+    help_zh = json.dumps(json.loads(help_zh), ensure_ascii=False)
+    assert "预算15万" in help_zh and "100并发" in help_zh and "sizes GPU servers" not in help_zh

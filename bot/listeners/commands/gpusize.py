@@ -24,7 +24,7 @@ from engine.i18n import N_, _, set_language
 from present.blockkit import channel_ref, clean_input
 
 log = logging.getLogger("gpusize.bot")
-HELP_WORDS = ("", "help", "-h", "--help", "?")
+HELP_WORDS = ("", "help", "-h", "--help", "?", "帮助")
 APOLOGY = N_("Sorry, something went wrong while answering; nothing was posted. Please try again.")
 STORE_DOWN = N_("Prices and digests live in Redis, which is not answering right now; try again "
                 "soon.")
@@ -36,7 +36,7 @@ def handler(dialog: Dialog, digests: Digests,
                               client: Any) -> None:
         text = clean_input(command.get("text") or "").strip()
         first = text.split(maxsplit=1)[0].lower() if text else ""
-        set_language(await languages.of(command["team_id"], command["user_id"]))
+        set_language(await languages.of(command["team_id"], command["user_id"], text))
         if first in ("lang", "language", "语言"):
             await ack()
             try:

@@ -47,7 +47,7 @@ def thread_message(dialog: Dialog, languages: Languages) -> Callable[..., Awaita
         team = body.get("team_id", "")
         if not await _first_time(dialog, team, event["channel"], event["ts"]):
             return
-        set_language(await languages.of(team, event.get("user", "")))
+        set_language(await languages.of(team, event.get("user", ""), event.get("text", "")))
         try:
             await dialog.follow_up(team=team, channel=event["channel"], thread_ts=thread_ts,
                                    user=event.get("user", ""),
@@ -71,7 +71,7 @@ def mention(dialog: Dialog, languages: Languages) -> Callable[..., Awaitable[Non
         channel, ts = event["channel"], event["ts"]
         if not await _first_time(dialog, team, channel, ts):
             return
-        set_language(await languages.of(team, event.get("user", "")))
+        set_language(await languages.of(team, event.get("user", ""), event.get("text", "")))
         thread = event.get("thread_ts") or ts
         try:
             if event.get("thread_ts") and event["thread_ts"] != ts:
