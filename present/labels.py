@@ -3,6 +3,9 @@ and on a chart (in either language: every label goes through the message catalog
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Sequence
+
 from engine import memory
 from engine.i18n import N_, _, money
 from engine.methods import method
@@ -55,6 +58,49 @@ def cost_summary(c: Cost) -> list[str]:
         lines.append(_("{count} price(s) older than 90 days: get fresh quotes").format(
             count=len(c.stale)))
     return lines
+
+
+# -- aligned text: the terminal's tables and bars, and code blocks in Slack -----------------------
+
+
+def text_width(text: str) -> int:
+    """Columns a string takes in a monospaced font: CJK and full-width characters take two,
+    combining marks none (len() counts 显存 as 2, a terminal as 4)."""
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def clip(text: str, width: int) -> str:
+    """`text` cut to at most `width` columns, an ellipsis marking the cut."""
+    if text_width(text) <= width:
+        return text
+    out, used = "", 0
+    for c in text:
+        w = text_width(c)
+        if used + w > width - 1:
+            break
+        out, used = out + c, used + w
+    return out + "…"
+
+
+def pad(text: str, width: int, *, right: bool = False) -> str:
+    """`text` in a cell of `width` columns (clipped when longer), left- or right-aligned."""
+    text = clip(text, width)
+    fill = " " * (width - text_width(text))
+    return fill + text if right else text + fill
+
+
+def columns(rows: Sequence[Sequence[str]], *, right: Sequence[int] = (),
+            limits: dict[int, int] | None = None, gap: str = " ") -> list[str]:
+    """Rows of cells as aligned lines: each column as wide as its widest cell (at most its
+    limit), by display width, so Chinese labels and card names line up in a terminal or a
+    Slack code block alike."""
+    limits = limits or {}
+    count = max((len(r) for r in rows), default=0)
+    widths = [min(max((text_width(r[i]) for r in rows if i < len(r)), default=0),
+                  limits.get(i, 1 << 16)) for i in range(count)]
+    return [gap.join(pad(cell, widths[i], right=i in right) for i, cell in enumerate(row)).rstrip()
+            for row in rows]
 
 
 def speed_summary(plan: Plan, *, per_user: bool = True) -> str:

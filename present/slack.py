@@ -19,18 +19,22 @@ HELP = N_("""*gpusize* sizes GPU servers for fine-tuning and serving LLMs.
 • MODEL: `13B`, `8x7B`, `llama-3.1-8b`, `Qwen2.5-72B`, `meta-llama/Llama-3.1-8B`
 • METHOD: {methods}
 • keys: {keys}
-Examples: `/gpusize 13B full-finetune budget=150k` · `/gpusize llama-3.1-70b serve users=20` \
-· `/gpusize qwen2.5-7b qlora gpu=4090` · `/gpusize 13B 全参微调 预算15万`
-Leave things out and I will ask. Reply in the thread to change anything: "what about lora?", \
-"budget 300k", "8k context", "gpu=h20 gpus=8".
+Examples: {examples}
+Leave things out and I will ask. Reply in the thread to change anything: {replies}.
 Also: `/gpusize price [CARD]`, `/gpusize quote ...`, `/gpusize digest ...`, \
 `/gpusize lang zh|en|auto [workspace]`.""")
+# Examples in the reader's language (the Chinese ones are the zh catalog's; every one must read:
+# tests/present/test_examples.py)
+HELP_EXAMPLES = N_("`/gpusize 13B full-finetune budget=150k` · `/gpusize llama-3.1-70b serve users=20` "
+                   "· `/gpusize qwen2.5-7b qlora gpu=4090` · `/gpusize 13B 全参微调 预算15万`")
+REPLY_EXAMPLES = N_('"what about lora?", "budget 300k", "8k context", "gpu=h20 gpus=8"')
 
 
 def help_text() -> str:
     """/gpusize help, with every method and key the grammar reads."""
     return _(HELP).format(methods=" | ".join(f"`{m}`" for m in METHODS),
-                          keys=" ".join(f"`{k}=`" for k in KEYS))
+                          keys=" ".join(f"`{k}=`" for k in KEYS),
+                          examples=_(HELP_EXAMPLES), replies=_(REPLY_EXAMPLES))
 
 
 def memory_fields(plan: Plan) -> list[str]:

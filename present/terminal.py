@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from engine.i18n import _, money
 from engine.schema import Answer, Plan
-from present.labels import COMPONENTS, GIB, LABELS, cost_summary, gib, label, speed_summary
+from present.labels import (
+    COMPONENTS,
+    GIB,
+    LABELS,
+    columns,
+    cost_summary,
+    gib,
+    label,
+    pad,
+    speed_summary,
+    text_width,
+)
 
 BAR = 32
 
@@ -28,11 +37,11 @@ def fit_line(plan: Plan) -> str:
 
 def breakdown(plan: Plan) -> list[str]:
     m = plan.memory
-    width = max(_width(label(name)) for name in LABELS)
+    width = max(text_width(label(name)) for name in LABELS)
     lines = [f"{plan.gpus} x {plan.gpu_display} — {plan.strategy}"]
 
     def row(name: str, bar: str, value: str) -> str:
-        return f"  {_cell(label(name), width)} {bar} {value:>11}"
+        return f"  {pad(label(name), width)} {bar} {value:>11}"
 
     for name in COMPONENTS:
         value = getattr(m, name)
@@ -55,32 +64,22 @@ def breakdown(plan: Plan) -> list[str]:
     return lines
 
 
-def _width(text: str) -> int:
-    """Columns a string takes in a terminal: CJK characters take two."""
-    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
-
-
-def _cell(text: str, width: int, *, right: bool = False) -> str:
-    pad = " " * max(0, width - _width(text))
-    return pad + text if right else text + pad
+CARD_COLUMN = 28  # longer card names are clipped, so the columns after them stay in line
 
 
 def table(plans: list[Plan]) -> list[str]:
     cur = next((p.cost.currency for p in plans if p.cost), "")
-    widths = (24, 4, 9, 7, 10, 10, 12)
-    header = (_("card"), _("GPUs"), _("per GPU"), _("of"), _("buy"), _("rent/mo"), _("speed"))
-    lines = ["  " + " ".join(_cell(h, w, right=i > 0) for i, (h, w) in enumerate(
-        zip(header, widths, strict=True))) + "  " + _("sharding")]
+    rows = [(_("card"), _("GPUs"), _("per GPU"), _("of"), _("buy"), _("rent/mo"), _("speed"),
+             " " + _("sharding"))]
     for p in plans:
         m, c = p.memory, p.cost
         buy = (money(c.buy.capex, cur) if c else "-").replace(" " + cur, "")
         rent = (money(c.rent.monthly, cur) if c else "-").replace(" " + cur, "")
         fit = "" if m.fits else _(" (no fit)")
-        cells = (p.gpu_display, str(p.gpus), gib(m.total + m.headroom),
-                 f"{m.capacity / GIB:.0f}Gi", buy, rent, speed_summary(p, per_user=False))
-        lines.append("  " + " ".join(_cell(v, w, right=i > 0) for i, (v, w) in enumerate(
-            zip(cells, widths, strict=True))) + f"  {p.strategy}{fit}")
-    return lines
+        rows.append((p.gpu_display, str(p.gpus), gib(m.total + m.headroom),
+                     f"{m.capacity / GIB:.0f}Gi", buy, rent, speed_summary(p, per_user=False),
+                     f" {p.strategy}{fit}"))
+    return ["  " + line for line in columns(rows, right=range(1, 7), limits={0: CARD_COLUMN})]
 
 
 def cost_lines(plan: Plan) -> list[str]:
