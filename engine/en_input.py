@@ -62,6 +62,8 @@ def _hours_a_day(m: re.Match[str]) -> str | None:
 
 COUNT = rf"(?P<s>\d+|{numbers.EN_NUMBER_WORD})"
 EN_PHRASES: tuple[Phrase, ...] = (
+    # sentence punctuation after a word ("70B inference?", "lora, please")
+    Phrase(r"[?!,;]+(?=\s|$)|(?<=[a-z])\.(?=\s|$)", lambda m, _k: ""),
     # models: "deepseek-r1 distill 32b"
     Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s+distill(?:ed)?\s+(?P<size>\d+(?:\.\d+)?b)\b"),
            lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 distill 32b"),
@@ -94,6 +96,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
     Phrase((r"\b(?P<n>\d+)\s*[x×*]\s*" + CARD), lambda m, _k: cards(_count(m), m, known=True),
            "8x h100"),
     keyed(r"\b" + N + r"\s*(?:x\s*)?(?:gpus|cards)\b", "gpus", number, "8 gpus"),
+    Phrase((r"\b(?P<n>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s+" + CARD + r"(?:\s+(?:gpus?|cards?))?\b"),
+           lambda m, _k: cards(_count(m), m, known=True), "two 4090s"),
     # training tokens, LoRA rank, hours
     keyed(r"\b" + N + r"\s*tokens?\b(?!\s*(?:/|per\b|a\b))", "tokens", number, "1T tokens"),
     keyed(r"\brank" + SAY + r"(?P<n>\d+)\b", "rank", number, "rank 32"),
@@ -123,6 +127,13 @@ EN_PHRASES: tuple[Phrase, ...] = (
 )
 
 
+# words that carry nothing for the grammar in a command ("70B inference on two 8-gpu servers");
+# the last row, after every phrase that uses them
+FILLER = Phrase((r"\b(?:how\s+(?:much|many)\s+(?:gpu\s+)?(?:memory|vram|gpus|cards|servers)|"
+                 r"(?:gpu\s+)?memory|vram|with|on|and|a|an|the|for|using|use|please|we|i|need|want|of|"
+                 r"at|in|to|what|do|does|is|it|about|maybe|run|running)\b\??"), lambda m, _k: "")
+
+
 def rewrite(rw: Rewrite) -> Rewrite:
     """Run the English table over a text being rewritten."""
-    return rw.run(EN_PHRASES)
+    return rw.run((*EN_PHRASES, FILLER))

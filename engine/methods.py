@@ -53,7 +53,8 @@ _QLORA = Variant(N_("with QLoRA"), {"method": "qlora", "quant": None})
 
 METHODS: dict[str, MethodSpec] = {m.name: m for m in (
     MethodSpec(
-        name="full-finetune", aliases=("full", "fft", "sft", "fullfinetune", "full-ft"),
+        name="full-finetune", aliases=("full", "fft", "sft", "fullfinetune", "full-ft", "finetune",
+                                       "fine-tune", "full-fine-tune"),
         zh_aliases=("全参数微调", "全参微调", "全量微调", "全量参数微调", "全参训练", "全量训练",
                     "全参", "监督微调"),
         label=N_("full fine-tune"), title=N_("Full fine-tune"),

@@ -13,6 +13,7 @@ a reply's chatter with nothing for the bot in it reads as nothing.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Callable
@@ -70,7 +71,7 @@ def _count(key: str, value: str, *, kilo: int, example: str) -> int:
             key=key, value=_short(value), example=example), token=f"{key}={value}")
     scale = {"": 1, "k": kilo, "m": kilo * kilo}[m.group(2)]
     number = float(m.group(1)) * scale
-    if number != int(number) or number < 1:
+    if not math.isfinite(number) or number != int(number) or number < 1:
         raise ParseError(_("{key}={value} must be a whole number of at least 1, like {example}.").format(
             key=key, value=_short(value), example=example), token=f"{key}={value}")
     return int(number)
@@ -91,7 +92,11 @@ def _training_tokens(key: str, value: str) -> int:
         raise ParseError(_("tokens={value} is not a token count: write it like tokens=2T or "
                            "tokens=300B.").format(value=_short(value)), token=f"tokens={value}")
     scale = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}[m.group(2)]
-    number = int(float(m.group(1)) * scale)
+    number = float(m.group(1)) * scale
+    if not math.isfinite(number):
+        raise ParseError(_("tokens={value} is not a token count: write it like tokens=2T or "
+                           "tokens=300B.").format(value=_short(value)), token=f"tokens={value}")
+    number = int(number)
     if number < 1:
         raise ParseError(_("tokens= must be at least 1."), token=f"tokens={value}")
     return number
@@ -141,6 +146,10 @@ def _money(key: str, value: str) -> dict[str, Any]:
         raise ParseError(_("{key}={value} names two currencies.").format(key=key, value=value),
                          token=f"{key}={value}")
     amount = float(number) * {"": 1, "k": 1e3, "w": 1e4, "m": 1e6, "b": 1e9}[scale]
+    if not math.isfinite(amount):
+        raise ParseError(_("{key}={value} is not an amount: write it like {key}=150k, "
+                           "{key}=1.2M or {key}=$20k.").format(key=key, value=_short(value)),
+                         token=f"{key}={value}")
     if amount <= 0:
         raise ParseError(_("{key}= must be more than zero.").format(key=key), token=f"{key}={value}")
     return {"amount": amount, "currency": CURRENCY_WORDS.get(symbol or word or "")}

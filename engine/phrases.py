@@ -122,7 +122,8 @@ def card_name(card: str, mem: str | None = None) -> str | None:
     """The catalog name of a card as written (with its memory when given), or None."""
     card = card.strip()
     tries = [f"{card}-{mem}gb", f"{card}-{mem}g", f"{card} {mem}g"] if mem else []
-    for text in (*tries, card):
+    plural = [card[:-1]] if card.lower().endswith("s") else []  # two h100s
+    for text in (*tries, card, *plural):
         spec = catalog.find_gpu(text)
         if spec is not None:
             return spec.name

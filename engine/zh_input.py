@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from engine import numbers
+from engine.methods import METHOD_WORDS
 from engine.methods import METHODS as METHOD_TABLE
 from engine.phrases import (
     CARD,
@@ -40,7 +41,9 @@ END = r"(?![a-z0-9.])"  # a size or count ends here (32B部署: Chinese follows,
 MONEY = (rf"(?P<sym>[$¥])?\s*(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[km](?![a-z]))?"
          r"\s*(?P<cur>元|块钱|块|人民币|rmb|cny|美元|美金|刀|usd)?")
 USD = ("$", "美元", "美金", "刀", "usd")
-NAMES = {"通义千问": "qwen", "千问": "qwen"}  # model families by their Chinese names
+# model families by their Chinese names (before any row: 千 and 万 in them are not numbers)
+NAMES = {"通义千问": "qwen", "千问": "qwen", "百川": "baichuan", "书生浦语": "internlm", "浦语": "internlm",
+         "深度求索": "deepseek", "零一万物": "yi"}
 
 
 def _count(m: re.Match[str], group: str = "n") -> int | None:
@@ -98,9 +101,10 @@ def _years(m: re.Match[str]) -> str | None:
 
 
 def _fine_tune(m: re.Match[str], kept: list[str]) -> str:
-    # 微调 alone is a full fine-tune; after LoRA微调 or QLoRA it only repeats the method
-    methods = set(METHOD_TABLE)
-    return "" if any(token in methods for token in kept) else "full-finetune"
+    # 微调 alone is a full fine-tune; with a method named anywhere (LoRA微调, 用 QLoRA 微调,
+    # 微调 用 LoRA) it only repeats that method
+    said = {w.lower() for w in re.findall(r"[a-z][a-z0-9-]*", m.string, re.IGNORECASE)}
+    return "" if any(t in METHOD_WORDS for t in (*kept, *said)) else "full-finetune"
 
 
 def _aliases() -> str:
@@ -153,6 +157,7 @@ TIGHT_THEN_LOOSE = tuple(pair[0] for pair in _ATTACHED) + tuple(pair[1] for pair
 QUESTIONS = (  # what every answer says: the question itself reads as nothing
     r"(?:需要|要|得|用)?(?:多少|几)\s*(?:张|块|个)?\s*(?:显卡|卡|gpu)",
     r"(?:需要|要|得)?(?:多少|几)\s*台\s*(?:服务器|机器)?",
+    r"(?:需要|要|得|用)?(?:多少|几)\s*(?:张|块|个)\s*(?=[a-z0-9])",  # 几张 A100: the card stays
     r"显存\s*(?:要|需要|占用?|得)?\s*多[大少]", r"(?:需要|要|占|占用|得)?\s*多[大少]\s*(?:的)?显存",
     r"(?:训练|要|需要)?\s*多少\s*[kmbt]?\s*(?:个)?\s*tokens?", r"多少钱|什么价|价格多少|成本多少|花多少",
     r"什么配置|啥配置|怎么配|如何配置|怎么选|选什么|选哪个|哪张卡|哪种卡|什么卡|什么显卡",
@@ -185,7 +190,7 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     Phrase((_aliases()), _method, "13B 全参微调"),
     Phrase((r"微调"), _fine_tune, "13B 微调"),
     # budgets said as budgets
-    _budget(r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:是|为|在|有|大概|大约|约|控制在|不超过|不超|"
+    _budget(r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*(?:是|为|在|有|大概|大约|约|控制在|不超过|不超|"
             r"不高于|最多|:|=)*\s*" + MONEY + r"\s*(?:以内|以下|之内|左右)?", "预算15万"),
     _budget(MONEY + r"\s*(?:以内|以下|之内|左右)?\s*(?:的)?\s*(?:总|月)?预算", "15万预算"),
     _budget(r"(?:月租|租金|每月租金|租金每月)\s*(?:不超过|不超|最多|控制在)?\s*" + MONEY, "月租2万以内",
@@ -242,12 +247,15 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     words(r"(?:开启?|打开|用)?\s*(?:梯度检查点|激活重计算|重计算)", "checkpointing=full", "梯度检查点"),
     Phrase((r"(?:量化(?:到|为|成)?\s*)?(?:int)?(?<![0-9])(?P<b>[248])\s*-?\s*(?:bit|位|比特)\s*(?:量化)?"),
            lambda m, _k: f"{m.group('b')}bit", "量化到4位"),
-    words(r"量化(?:到|为|成)\s*(?=[a-z0-9])", "", "量化到int4"),
+    words(r"量化(?:到|为|成)?\s*(?=[a-z0-9])", "", "量化到int4"),
     words(r"(?<=[a-z0-9])\s*量化(?:版本|版)?", "", "int4量化"),
+    # a price per hour is no budget: kept whole, so the grammar names it rather than taking 2元
+    Phrase((r"(?:每小时|每卡时|每卡每小时)\s*" + MONEY + r"|" + MONEY.replace("?P<", "?P<x")
+            + r"\s*(?:/|每)\s*(?:小时|h|卡时)"), lambda m, _k: re.sub(r"\s+", "", m.group(0))),
     # amounts that can only be money: 15万, 1.2亿, 5000元, $2万
     _budget(MONEY, "15万", needs_unit=True),
     # rent or buy: a preference the answer will take (issue 12); read now so it is no error
-    words(r"(?:按小时|按月)?(?:租用|租赁|租卡|租服务器|租机器|租|上云|云上)", "prefer=rent", "租用"),
+    words(r"(?:按小时|按月)?(?:租用|租赁|租卡|租服务器|租机器|租(?!金)|上云|云上)", "prefer=rent", "租用"),
     words(r"购置|购买|采购|自购|自建|买卡|买服务器|买", "prefer=buy", "购置"),
     # ranking and currency
     words(r"(?:速度|时间|训练速度)优先|最快|越快越好|尽快|最省时", "goal=time", "速度优先"),

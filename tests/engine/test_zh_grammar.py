@@ -175,3 +175,11 @@ def test_only_budgets_are_asked_about() -> None:
     # price quotes take small amounts as they are: 0.5 USD per GPU-hour is a real price
     assert parse_money("amount", "0.5").amount == 0.5
     assert parse_fields("13B lora budget=300cny").values["budget"] == {"amount": 300, "currency": "CNY"}
+
+
+@pytest.mark.parametrize("text", ["70B serve users=" + "9" * 400, "70B serve " + "9" * 400 + "万并发",
+                                  "70B serve budget " + "9" * 400 + " thousand",
+                                  "7B pretrain " + "9" * 400 + "T tokens"])
+def test_numbers_past_float_range_are_clear_errors(text: str) -> None:
+    with pytest.raises(ParseError):
+        parse(text)
