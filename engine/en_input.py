@@ -43,7 +43,7 @@ def _budget(regex: str, example: str, *, needs_mark: bool = False) -> Phrase:
 
 
 def _count(m: re.Match[str], group: str = "n") -> int | None:
-    value = numbers.to_decimal(m.group(group) or "")
+    value = numbers.to_number(m.group(group) or "")
     return int(value) if value is not None and value == int(value) and value > 0 else None
 
 
@@ -56,7 +56,7 @@ def _servers(m: re.Match[str], _kept: list[str]) -> str | None:
 
 
 def _hours_a_day(m: re.Match[str]) -> str | None:
-    value = numbers.to_decimal(m.group("n"))
+    value = numbers.to_number(m.group("n"))
     return f"{float(value) * 730 / 24:.0f}" if value is not None and 0 < value <= 24 else None
 
 

@@ -44,14 +44,15 @@ def from_locale(locale: str | None) -> str:
 
 
 _SLACK_MARKUP = re.compile(r"<[^<>]*>")  # mentions and links: not the asker's own words
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN = (("\u3400", "\u4dbf"), ("\u4e00", "\u9fff"), ("\uf900", "\ufaff"))  # CJK ideographs
 
 
 def language_of_text(text: str) -> str | None:
     """"zh" when a question is written in Chinese (any Han character outside mentions and links),
     else None: the asker's choice or locale decides. A Chinese question gets a Chinese
     answer whoever asks it; English says nothing, since Chinese teams type English commands too."""
-    return "zh" if _HAN.search(_SLACK_MARKUP.sub(" ", text or "")) else None
+    words = _SLACK_MARKUP.sub(" ", text or "") if "<" in (text or "") else text or ""
+    return "zh" if any(lo <= c <= hi for c in words for lo, hi in _HAN) else None
 
 
 def from_environment() -> str:

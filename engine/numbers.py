@@ -9,7 +9,6 @@ k/m/b/t suffixes stay, because their meaning is the key's (8k context = 8192 tok
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 
 # Chinese digits; 单 and 双 count things (单卡, 双卡), 两 is "two of"
 CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "单": 1, "二": 2, "两": 2, "双": 2, "三": 3, "四": 4,
@@ -53,30 +52,30 @@ def chinese_int(text: str) -> int | None:
     return total + (digit or 0)
 
 
-def to_decimal(text: str) -> Decimal | None:
+def to_number(text: str) -> float | None:
     """A number as written: 300, 1,200, 1.5, 两, 三十二, three, a."""
     text = text.strip().lower()
     if re.fullmatch(r"\d+(?:,\d{3})*(?:\.\d+)?", text):
-        try:
-            return Decimal(text.replace(",", ""))
-        except InvalidOperation:
-            return None
+        return float(text.replace(",", ""))
     if text in EN_WORDS:
-        return Decimal(EN_WORDS[text])
+        return float(EN_WORDS[text])
     n = chinese_int(text)
-    return None if n is None else Decimal(n)
+    return None if n is None else float(n)
 
 
-def plain(number: Decimal) -> str:
-    """1.5E+5 -> 150000, 1.20 -> 1.2: as a key=value token writes it."""
-    text = format(number.normalize(), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+def plain(number: float) -> str:
+    """150000.00000000003 -> 150000, 1.20 -> 1.2: as a key=value token writes it (15 significant
+    digits: 1.2 x 10^4 is 12000, not float's 12000.000000000002)."""
+    text = f"{number:.15g}"
+    if "e" in text:  # past 10^15: every digit, so the key table judges the size itself
+        text = f"{number:.0f}"
+    return text
 
 
 def value(number: str, scale: str | None = None) -> str | None:
     """The grammar value of a number and its scale word: ("15", "万") -> "150000",
     ("300", "thousand") -> "300k", ("1.5", "M") -> "1.5m", ("两", None) -> "2"."""
-    n = to_decimal(number)
+    n = to_number(number)
     if n is None:
         return None
     scale = (scale or "").strip()

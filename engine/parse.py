@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +25,7 @@ from pydantic import ValidationError
 from engine import catalog, en_input, zh_input
 from engine.i18n import N_, _
 from engine.methods import METHOD_NAMES, METHOD_WORDS, METHODS, SERVING_QUANTS, method
-from engine.phrases import CJK, Rewrite, rewritten
+from engine.phrases import Rewrite, has_cjk, rewritten
 from engine.quant import canonical_quant
 from engine.request import Draft, Money, Request
 
@@ -334,7 +335,11 @@ def _parse_model(token: str) -> str:
 def rewrite(text: str) -> str:
     """Phrases of both languages into grammar tokens: the Chinese table, then the English one
     (mixed text is common), over whatever the user did not already write as key=value. A line
-    already in the grammar's own words skips the tables (most commands: start-up stays fast)."""
+    already in the grammar's own words skips the tables (most commands: start-up stays fast,
+    no table compiled)."""
+    text = unicodedata.normalize("NFKC", text)
+    if all(_grammar_word(word) for word in text.split()):
+        return text
     rw = zh_input.rewrite(Rewrite(text))
     if any(not _grammar_word(word) for word in rw.text.split()):
         en_input.rewrite(rw)
@@ -342,9 +347,14 @@ def rewrite(text: str) -> str:
 
 
 def _grammar_word(word: str) -> bool:
+    """A word the grammar reads as it stands: key=value, a method, size, format, model or card."""
+    if has_cjk(word) or not word.isascii():
+        return rewritten(word)
     low = word.lower()
-    return (rewritten(word) or low in METHOD_WORDS or low in SERVING_QUANTS or low in BITS
-            or bool(SIZE_RE.match(low)))
+    key, sep, _value = low.partition("=")
+    return bool((sep and key.replace("_", "").isalnum()) or low in METHOD_WORDS
+                or low in SERVING_QUANTS or low in BITS or SIZE_RE.match(low)
+                or catalog.find_model(word) is not None or _bare_card(word))
 
 
 def _join_sizes(words: list[str]) -> list[str]:
@@ -442,7 +452,7 @@ def parse_fields(text: str, *, require_model: bool = True) -> Draft:
             values["model"] = _parse_model(word)
         elif "gpu" not in values and _bare_card(word):
             values["gpu"] = _gpu("gpu", low)
-        elif CJK.search(word):
+        elif has_cjk(word):
             raise _unknown_chinese(word)
         else:
             accepted = METHOD_NAMES + tuple(f"{k}=" for k in KEYS)

@@ -63,7 +63,7 @@ def number(m: re.Match[str]) -> str | None:
 # a set-aside token stands in the text as private-use characters, no digit or letter in them for
 # a later row to read: open, the token's index in hex digits U+E100-U+E10F, close
 _OPEN, _CLOSE, _BASE = "\ue000", "\ue001", 0xE100
-_MARK = re.compile(_OPEN + "([\ue100-\ue10f]+)" + _CLOSE)
+_MARK = _OPEN + "([\ue100-\ue10f]+)" + _CLOSE
 
 
 def _index(i: int) -> str:
@@ -73,13 +73,17 @@ def _index(i: int) -> str:
 def _unindex(text: str) -> int:
     return int("".join(f"{ord(c) - _BASE:x}" for c in text), 16)
 # key=value as typed (ASCII key); the value ends at a space or at Chinese text
-OPTION = re.compile(r"(?<![A-Za-z0-9_=])[A-Za-z_][A-Za-z0-9_]*=[^\s\u3400-\u9fff，。；、]*")
-CJK = re.compile(r"[\u3400-\u9fff]")
+OPTION = r"(?<![A-Za-z0-9_=])[A-Za-z_][A-Za-z0-9_]*=[^\s\u3400-\u9fff，。；、]*"
+
+
+def has_cjk(text: str) -> bool:
+    """Chinese in the text (CJK ideographs)."""
+    return any("\u3400" <= c <= "\u9fff" for c in text)
 
 
 def rewritten(word: str) -> bool:
     """A word that stands for a token already set aside."""
-    return bool(_MARK.fullmatch(word))
+    return word.startswith(_OPEN) and bool(_compiled(_MARK).fullmatch(word))
 
 
 class Rewrite:
@@ -88,7 +92,7 @@ class Rewrite:
     def __init__(self, text: str) -> None:
         text = re.sub("[\ue000-\uf8ff]", " ", unicodedata.normalize("NFKC", text))
         self.kept: list[str] = []
-        self.text = OPTION.sub(lambda m: self.keep(m.group(0)), text)
+        self.text = _compiled(OPTION).sub(lambda m: self.keep(m.group(0)), text)
 
     def keep(self, tokens: str) -> str:
         out = []
@@ -107,7 +111,8 @@ class Rewrite:
         return m.group(0) if out is None else self.keep(out)
 
     def result(self) -> str:
-        return " ".join(_MARK.sub(lambda m: self.kept[_unindex(m.group(1))], self.text).split())
+        text = _compiled(_MARK).sub(lambda m: self.kept[_unindex(m.group(1))], self.text)
+        return " ".join(text.split())
 
 
 # -- what both languages name -------------------------------------------------------------------

@@ -22,12 +22,12 @@ from engine.methods import METHOD_WORDS
 from engine.methods import METHODS as METHOD_TABLE
 from engine.phrases import (
     CARD,
-    CJK,
     SERVER_GPUS,
     Phrase,
     Rewrite,
     cards,
     distill,
+    has_cjk,
     keyed,
     number,
     words,
@@ -47,7 +47,7 @@ NAMES = {"通义千问": "qwen", "千问": "qwen", "百川": "baichuan", "书生
 
 
 def _count(m: re.Match[str], group: str = "n") -> int | None:
-    value = numbers.to_decimal(m.group(group) or "")
+    value = numbers.to_number(m.group(group) or "")
     return int(value) if value is not None and value == int(value) and value > 0 else None
 
 
@@ -89,14 +89,14 @@ def _servers(m: re.Match[str], _kept: list[str]) -> str | None:
 
 
 def _hours_a_day(m: re.Match[str]) -> str | None:
-    value = numbers.to_decimal(m.group("n"))
+    value = numbers.to_number(m.group("n"))
     if value is None or not 0 < value <= 24:
         return None
     return f"{float(value) * 730 / 24:.0f}"  # a 730-hour month of days
 
 
 def _years(m: re.Match[str]) -> str | None:
-    value = numbers.to_decimal(m.group("n"))
+    value = numbers.to_number(m.group("n"))
     return f"{int(value * 12)}" if value is not None and 0 < value <= 10 else None
 
 
@@ -112,8 +112,13 @@ def _aliases() -> str:
     (LoRA 微调)."""
     pairs = sorted(((a, m.name) for m in METHOD_TABLE.values() for a in m.zh_aliases),
                    key=lambda pair: -len(pair[0]))
-    return "|".join(re.sub(r"(?<=[A-Za-z])(?=[\u3400-\u9fff])", r"\\s*", re.escape(a))
-                    for a, _name in pairs)
+    def spaced(alias: str) -> str:
+        out = ""
+        for before, c in zip(" " + alias, alias, strict=False):
+            out += (r"\s*" if before.isascii() and before.isalpha() and not c.isascii() else "")
+            out += re.escape(c)
+        return out
+    return "|".join(spaced(a) for a, _name in pairs)
 
 
 def _method(m: re.Match[str], _kept: list[str]) -> str:
@@ -293,7 +298,7 @@ def to_grammar(text: str) -> str:
 
 def rewrite(rw: Rewrite) -> Rewrite:
     """Run the Chinese table over a text being rewritten (only when it has Chinese in it)."""
-    if not CJK.search(rw.text) and "×" not in rw.text:
+    if not has_cjk(rw.text) and "×" not in rw.text:
         return rw
     for name, family in NAMES.items():
         rw.text = rw.text.replace(name, family)
