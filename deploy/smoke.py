@@ -203,7 +203,9 @@ class Report:
         return ok
 
 
-def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: float) -> int:
+def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: float,
+               post_wait_s: float = 30) -> int:
+    """Health, readiness, metrics, a forged and two signed slash commands: the failure count."""
     report = Report()
     start, status, body = time.monotonic(), 0, ""
     while time.monotonic() - start < wait_s:
@@ -234,10 +236,11 @@ def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: 
         status, reply, took = slash_command(bot, secret, text, user, response_url)
         report.check(f"signed /gpusize {text}: ack", status == 200 and took < ACK_LIMIT_S,
                      f"{status} in {took:.2f} s {reply[:80]!r}")
-        post, methods = wait_for_post(log_path, seen, lambda shown, m=marker: m in shown, 30)
+        post, methods = wait_for_post(log_path, seen, lambda shown, m=marker: m in shown,
+                                      post_wait_s)
         report.check(f"signed /gpusize {text}: answer posted", post is not None,
                      f"{post['method']} with {marker!r}" if post
-                     else f"nothing with {marker!r} within 30 s; calls: {methods}")
+                     else f"nothing with {marker!r} within {post_wait_s:g} s; calls: {methods}")
     return report.failures
 
 

@@ -143,7 +143,8 @@ make_local_base() {
   # deb.debian.org as in Docker's images: the Dockerfile's DEBIAN_MIRROR rewrites that name
   debian_sources http://deb.debian.org >"$root/etc/apt/sources.list.d/debian.sources"
   tar --numeric-owner -C "$root" -c . \
-    | "${E[@]}" import --change 'ENV LANG=C.UTF-8' --change 'CMD ["python3"]' - "$LOCAL_BASE" >/dev/null
+    | "${E[@]}" import --change 'ENV LANG=C.UTF-8' --change 'CMD ["python3"]' - "$LOCAL_BASE" \
+      >/dev/null 2>>"$WORK/debootstrap.log"
   rm -rf "$root"
   say "base $LOCAL_BASE made in $((SECONDS - start)) s"
 }
