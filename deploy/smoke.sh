@@ -157,7 +157,7 @@ case $BASE in
     base=$LOCAL_BASE
     if [ "$REBUILD_BASE" = 1 ] || ! exists "$base"; then make_local_base; fi ;;
   auto)
-    if ! exists "$base" && ! "${E[@]}" pull "$base" >/dev/null 2>&1; then
+    if ! exists "$base" && { say "pulling $base"; ! "${E[@]}" pull "$base" >/dev/null 2>&1; }; then
       say "$PYTHON_IMAGE: not here and not pullable; using a base made from Debian packages"
       base=$LOCAL_BASE
       if [ "$REBUILD_BASE" = 1 ] || ! exists "$base"; then make_local_base; fi
