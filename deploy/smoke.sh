@@ -255,7 +255,7 @@ chart=$(run --read-only --tmpfs /tmp --tmpfs /home/app/.cache -v "$WORK/charts:/
   gpusize 13B full-finetune --chart /out/en.png >/dev/null &&
   python -c "
 from matplotlib import font_manager
-from gpusize import charts
+from present import charts
 font = charts.cjk_font()
 path = font_manager.findfont(font_manager.FontProperties(family=font)) if font else None
 langs = [charts.png_language(open(f\"/out/{n}.png\", \"rb\").read()) for n in (\"zh\", \"en\")]

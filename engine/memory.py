@@ -277,9 +277,29 @@ NCCL_BUFFERS = 2 * GIB  # per GPU once gpus > 1 (llm-d's measurement for vLLM TP
 FRAGMENTATION = 0.05  # share of allocated memory the caching allocator holds unused
 
 
-def overhead(allocated: float, *, gpus: int) -> tuple[float, float, float]:
-    """(CUDA context, NCCL buffers, allocator fragmentation) in bytes."""
-    return CUDA_CONTEXT, NCCL_BUFFERS if gpus > 1 else 0.0, allocated * FRAGMENTATION
+# What each runtime reserves beyond the tensors. vLLM takes gpu_memory_utilization (0.9) of the
+# card up front and fits weights, activations and the KV pool inside it; llama.cpp allocates
+# static ggml buffers (no caching allocator, so no fragmentation) and splits layers with plain
+# copies (no NCCL); Hugging Face device_map likewise moves activations between cards without
+# NCCL. Training and vLLM's tensor/pipeline parallel groups talk through NCCL.
+USABLE_SHARE = {"vllm": 0.9}
+NO_NCCL = frozenset({"llama.cpp", "transformers"})
+NO_FRAGMENTATION = frozenset({"llama.cpp"})
+
+
+def overhead(allocated: float, *, gpus: int, engine: str | None = None
+             ) -> tuple[float, float, float]:
+    """(CUDA context, NCCL buffers, allocator fragmentation) in bytes, for `gpus` cards that work
+    on one copy of the model together (a serving replica or a training job) under `engine`
+    (None: training with PyTorch)."""
+    nccl = NCCL_BUFFERS if gpus > 1 and engine not in NO_NCCL else 0.0
+    frag = 0.0 if engine in NO_FRAGMENTATION else allocated * FRAGMENTATION
+    return CUDA_CONTEXT, nccl, frag
+
+
+def usable_share(engine: str | None) -> float:
+    """Share of the card the engine lets the model use (1.0 but for vLLM's reservation)."""
+    return USABLE_SHARE.get(engine or "", 1.0)
 
 
 @cache

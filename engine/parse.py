@@ -26,6 +26,7 @@ from engine.request import Draft, Money, Request
 from engine.zh_input import to_grammar
 
 MAX_INPUT_CHARS = 1000
+HAN = re.compile(r"[\u3400-\u9fff]")  # a question with Chinese characters was asked in Chinese
 SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$")
 
 
@@ -195,6 +196,15 @@ def _region(key: str, value: str) -> str:
         value=_short(value)), token=f"region={value}")
 
 
+def _seconds(key: str, value: str) -> float:
+    """`2`, `2s`, `500ms`."""
+    m = re.fullmatch(_NUMBER + r"(ms|s)?", value)
+    if not m or float(m.group(1)) <= 0:
+        raise ParseError(_("{key}={value} is not a time: write it like {key}=2 or {key}=500ms.")
+                         .format(key=key, value=_short(value)), token=f"{key}={value}")
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+
+
 def _hours(key: str, value: str) -> float:
     m = re.fullmatch(_NUMBER, value)
     if not m or not 0 < float(value) <= 744:
@@ -254,6 +264,20 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "months": ("months", _plain_count, N_("months to depreciate a purchase over, e.g. 36")),
     "power_price": ("power_price", lambda k, v: _positive(k, v), N_("per kWh in the answer's currency")),
     "goal": ("goal", lambda k, v: _choice(k, v, ("cost", "time")), "cost|time"),
+    "market": ("market", lambda k, v: _choice(k, v, ("china", "global"),
+                                              {"cn": "china", "prc": "china", "mainland": "china",
+                                               "intl": "global", "international": "global",
+                                               "us": "global", "world": "global"}),
+               "china|global"),
+    "mode": ("mode", lambda k, v: _choice(k, v, ("buy", "rent"),
+                                          {"purchase": "buy", "own": "buy", "cloud": "rent",
+                                           "lease": "rent"}), "buy|rent"),
+    "min_speed": ("min_speed", lambda k, v: _positive(k, v.removesuffix("tok/s")),
+                  N_("tokens/s each user must get when serving, e.g. 20")),
+    "ttft": ("ttft", lambda k, v: _seconds(k, v), N_("seconds to the first token, e.g. 2")),
+    "replicas": ("replicas", _plain_count, N_("independent copies of the model, e.g. 2")),
+    "days": ("days", lambda k, v: _positive(k, v.removesuffix("d")),
+             N_("days a tokens= training run may take, e.g. 14")),
 }
 KEY_ALIASES = {
     "card": "gpu", "cards": "gpus", "count": "gpus", "n": "gpus", "ngpus": "gpus",
@@ -267,6 +291,8 @@ KEY_ALIASES = {
     "concurrent": "users", "streams": "users", "kv_cache": "kv", "kv_dtype": "kv",
     "tensor_parallel": "tp", "power": "power_price", "electricity": "power_price",
     "sort": "goal", "rank_by": "goal", "horizon": "months",
+    "speed": "min_speed", "min_tps": "min_speed", "tps": "min_speed", "deadline": "days",
+    "replica": "replicas", "first_token": "ttft", "time_to_first_token": "ttft",
     "optimizer_in_bwd": "fused_step", "fused": "fused_step",
     "torch_compile": "compile", "backend": "engine",
 }
@@ -338,7 +364,7 @@ def parse_option(token: str) -> tuple[str, Any]:
 def parse_fields(text: str, *, require_model: bool = True) -> Draft:
     """Read a line into a Draft without applying defaults (Slack threads merge these)."""
     words = _split(text)
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {"asked_in": "zh"} if HAN.search(text) else {}
     for i, word in enumerate(words):
         low = word.lower()
         if "=" in word:
@@ -346,6 +372,8 @@ def parse_fields(text: str, *, require_model: bool = True) -> Draft:
             values[name] = value
         elif low in ("bf16", "fp16", "fp32"):
             values["precision"] = low  # "70B FP16 inference": the weights' dtype
+        elif low in ("buy", "rent"):
+            values["mode"] = low
         elif low.replace("-", "_") in SERVING_QUANTS and low not in ("bf16", "fp16"):
             values["quant"] = low.replace("-", "_")
         elif low in METHOD_WORDS:

@@ -34,6 +34,9 @@ class Price(_Row):
     source: str
     quoted: date
     note: str = ""
+    # a quote the team got from its own vendor: evidence the team can buy or rent the item in
+    # its market, whatever the public availability data says
+    team_quote: bool = False
 
     @property
     def mid(self) -> float:
@@ -118,6 +121,18 @@ class PriceBook(_Row):
 
     def candidates(self, item: str, kind: str) -> tuple[Price, ...]:
         return self._by_item.get((item, kind), ())
+
+    def team_quoted(self, card: str, kind: str) -> bool:
+        """Whether the team has its own vendor quote to buy ("buy") or rent ("rent") `card`,
+        as a card or in a server."""
+        kinds = ("buy_card", "buy_server") if kind == "buy" else ("rent_card_hour",
+                                                                  "rent_server_month")
+        for (item, k), rows in self._by_item.items():
+            name = item.removeprefix("server:").split("x", 1)[1] if item.startswith(
+                "server:") else item
+            if k in kinds and name == card and any(p.team_quote for p in rows):
+                return True
+        return False
 
     def power_price(self, region: str) -> Power | None:
         for row in self.power:

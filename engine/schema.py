@@ -90,7 +90,11 @@ class Memory(_Doc):
     total: int = Field(description="the six components above minus reused: the peak")
     headroom: int = Field(description="margin kept free: total x headroom fraction")
     capacity: int = Field(description="card memory as the driver reports it")
-    fits: bool = Field(description="total + headroom <= capacity")
+    usable: int = Field(0, description="what the engine lets the model use (vLLM reserves "
+                                       "gpu_memory_utilization 0.9 of the card)")
+    fits: bool = Field(description="verdict is fits: total + headroom within the card")
+    verdict: str = Field("fits", description="fits | tight (runs, with less than headroom "
+                                             "free) | no (does not run)")
     host_offload: int = Field(0, description="bytes moved to host RAM by offload=")
     detail: dict[str, str] = Field(default_factory=dict, description="formula per component")
 
@@ -136,9 +140,15 @@ class Cost(_Doc):
     break_even_hours_per_month: float | None
     seeds_claim_hours_per_month: float = Field(400, description="the seeds' fixed threshold")
     job: JobCost
-    mode: str | None = Field(None, description="buy or rent: cheaper over `months`")
+    mode: str | None = Field(None, description="buy or rent: cheaper over `months`, among the "
+                                              "ways the market allows (and the budget, if any)")
     horizon_total: float | None = None
     within_budget: bool | None = None
+    budget: float | None = Field(None, description="the budget in `currency`, if one was given")
+    rent_horizon_total: float | None = Field(
+        None, description="renting for the job (tokens=) or `months`: what a budget is held to")
+    buy_allowed: bool = Field(True, description="the card can be bought in the market")
+    rent_allowed: bool = Field(True, description="the card can be rented in the market")
     price_sources: list[str] = []
     stale: list[str] = []
     notes: list[str] = []
@@ -160,6 +170,33 @@ class Settings(_Doc):
     batch: int | None
     context: int | None
     users: int | None
+    replicas: int = Field(1, description="independent copies of the model serving `users`")
+    engine: str | None = Field(None, description="serving engine the plan is sized for")
+
+
+class Access(_Doc):
+    """Whether the asker can get this card in their market (engine/data/availability.toml)."""
+
+    market: str
+    status: str = Field(description="new | secondary | rental | grey | unavailable | unknown")
+    can_buy: bool
+    can_rent: bool
+    note: str = ""
+    source: str = ""
+    as_of: str = ""
+
+
+class Service(_Doc):
+    """The service level a serving plan gives, or the deadline a training run keeps."""
+
+    meets: bool = Field(description="meets every floor, ceiling and deadline below")
+    decode_floor: float | None = Field(None, description="tokens/s each user must get")
+    decode_per_user: float | None = None
+    ttft_ceiling_s: float | None = Field(None, description="seconds to the first token allowed")
+    ttft_s: float | None = Field(None, description="prefill of one prompt of `context` tokens")
+    deadline_days: float | None = Field(None, description="for tokens=: days the run may take")
+    days: float | None = Field(None, description="for tokens=: wall-clock days it takes")
+    misses: list[str] = Field(default_factory=list, description="what falls short, in words")
 
 
 class Plan(_Doc):
@@ -171,8 +208,11 @@ class Plan(_Doc):
     settings: Settings
     memory: Memory
     speed: Speed = Field(default_factory=Speed)
-    cost: Cost | None = None
+    cost: Cost | None = Field(None, description="null when the plan does not run")
     notes: list[str] = []
+    verdict: str = Field("fits", description="fits | tight | no: the memory verdict")
+    access: Access | None = None
+    service: Service | None = None
 
 
 class ModelInfo(_Doc):
@@ -183,6 +223,16 @@ class ModelInfo(_Doc):
     source: str
     retrieved: str
     template: bool = False
+    mtp_params: int = Field(0, description="multi-token-prediction module the checkpoint also "
+                                           "stores, not loaded for serving (not in params)")
+    native_quant: str = Field("bf16", description="format of the released weights")
+
+
+class MarketInfo(_Doc):
+    market: str = Field(description="china | global: whose cards, prices and rentals")
+    reason: str
+    excluded: list[str] = Field(default_factory=list,
+                                description="cards left out: not obtainable in this market")
 
 
 class Alternative(_Doc):
@@ -208,6 +258,7 @@ class Answer(_Doc):
     query: str
     pinned: bool = Field(False, description="gpu= and gpus= given: plans[0] is that configuration")
     model: ModelInfo
+    market: MarketInfo | None = None
     plans: list[Plan]
     recommendation: str = ""
     alternatives: list[Alternative] = []

@@ -44,6 +44,9 @@ GLOBAL_BATCH_TOKENS = {"pretrain": 4_000_000, "finetune": 262_144}
 PCIE_BUS_GBPS = {3: 8.0, 4: 12.0, 5: 24.0}
 NVLINK_EFFICIENCY = 0.7  # of the one-direction NVLink bandwidth (nccl-tests bus bandwidth)
 INTER_NODE_GBPS = 45.0  # 400 Gb/s InfiniBand/RoCE per GPU at ~90% (8 NICs per 8-GPU server)
+# PCIe GPU servers (RTX 4090, L40S, A6000 boxes) ship with one or two 100 GbE ports for all their
+# cards, not a 400 Gb NIC per GPU: about 11 GB/s of bus bandwidth between servers at ~90%.
+INTER_NODE_PCIE_SERVER_GBPS = 11.0
 HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
 CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
 
@@ -152,7 +155,7 @@ def _mfu(gpu: GpuSpec, gpus: int) -> float:
 
 def _bus_gbps(gpu: GpuSpec, gpus: int) -> float:
     if gpus > 8:
-        return INTER_NODE_GBPS
+        return INTER_NODE_GBPS if gpu.has_nvlink else INTER_NODE_PCIE_SERVER_GBPS
     if gpu.has_nvlink:
         return gpu.nvlink_gbps / 2 * NVLINK_EFFICIENCY
     return PCIE_BUS_GBPS.get(gpu.pcie_gen, 12.0)
@@ -190,11 +193,13 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         comm_s = volume / (_bus_gbps(gpu, gpus) * 1e9)
     offload_s = 0.0
     if offload in ("optimizer", "all"):
-        # ZeRO-Offload: gradients down and updated weights up over PCIe (2 + 2 bytes/param),
-        # then Adam on the CPU streaming ~16 bytes/param through host memory (Ren et al. 2021)
+        # ZeRO-Offload (Ren et al. 2021): every micro-batch's 16-bit gradients go down to host
+        # memory as backward produces them (2 bytes/param); once per optimizer step the CPU runs
+        # Adam over ~16 bytes/param of states and the updated 16-bit weights come back up
         shard = trainable / (tp * pp) / dp
-        offload_s = (shard * 4 / (HOST_LINK_GBPS * 1e9) + shard * 16 / (CPU_ADAM_GBPS * 1e9)
-                     ) / accumulation  # once per optimizer step
+        offload_s = (shard * 2 / (HOST_LINK_GBPS * 1e9)
+                     + (shard * 2 / (HOST_LINK_GBPS * 1e9) + shard * 16 / (CPU_ADAM_GBPS * 1e9))
+                     / accumulation)
     # 1F1B pipeline bubble: (pp - 1) idle slots per (accumulation + pp - 1) (Narayanan et al.
     # 2021); pipeline stages trade it for not gathering weights
     bubble = (pp - 1) / (accumulation + pp - 1)
@@ -205,5 +210,8 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     detail = (f"{flops_token / 1e9:.1f} GFLOP per token ({'8' if checkpointing == 'full' else '6'}"
               f"N + attention) at {mfu:.0%} MFU of {gpu.bf16_tflops:.0f} TFLOPS; {bound}-bound "
               f"(compute {compute_s:.2f} s vs traffic {comm_s:.2f} s per micro-batch over "
-              f"{_bus_gbps(gpu, gpus):.0f} GB/s)")
+              f"{_bus_gbps(gpu, gpus):.0f} GB/s)"
+              + (f"; CPU offload adds {offload_s:.2f} s per micro-batch (gradients to host at "
+                 f"{HOST_LINK_GBPS:.0f} GB/s, CPU Adam at {CPU_ADAM_GBPS:.0f} GB/s): "
+                 f"{step_s / (step_s - offload_s):.2f}x the time" if offload_s else ""))
     return TrainSpeed(tokens_per_s=tps, gpu_hours=hours, mfu=mfu, detail=detail)

@@ -6,7 +6,16 @@ import unicodedata
 
 from engine.i18n import _, money
 from engine.schema import Answer, Plan
-from present.labels import COMPONENTS, GIB, LABELS, cost_summary, gib, label, speed_summary
+from present.labels import (
+    COMPONENTS,
+    GIB,
+    LABELS,
+    cost_summary,
+    gib,
+    label,
+    speed_summary,
+    verdict_label,
+)
 
 BAR = 32
 
@@ -20,10 +29,14 @@ def _bar(value: float, capacity: float, char: str = "█") -> str:
 
 def fit_line(plan: Plan) -> str:
     m = plan.memory
-    verdict = _("fits") if m.fits else _("DOES NOT FIT")
-    return _("{verdict}: {total} + {headroom} headroom = {need} of {capacity} per GPU").format(
-        verdict=verdict, total=gib(m.total), headroom=gib(m.headroom),
-        need=gib(m.total + m.headroom), capacity=gib(m.capacity))
+    line = _("{verdict}: {total} of {capacity} per GPU ({free:.0%} free; {headroom:.0%} "
+             "headroom advised)").format(
+        verdict=verdict_label(plan).upper() if plan.verdict == "no" else verdict_label(plan),
+        total=gib(m.total), capacity=gib(m.capacity), free=max(0.0, 1 - m.total / m.capacity),
+        headroom=m.headroom / m.total if m.total else 0.0)
+    if m.usable and m.usable < m.capacity:
+        line += _("; the engine may use {usable}").format(usable=gib(m.usable))
+    return line
 
 
 def breakdown(plan: Plan) -> list[str]:
@@ -75,8 +88,8 @@ def table(plans: list[Plan]) -> list[str]:
         m, c = p.memory, p.cost
         buy = (money(c.buy.capex, cur) if c else "-").replace(" " + cur, "")
         rent = (money(c.rent.monthly, cur) if c else "-").replace(" " + cur, "")
-        fit = "" if m.fits else _(" (no fit)")
-        cells = (p.gpu_display, str(p.gpus), gib(m.total + m.headroom),
+        fit = "" if p.verdict == "fits" else f" ({verdict_label(p)})"
+        cells = (p.gpu_display, str(p.gpus), gib(m.total),
                  f"{m.capacity / GIB:.0f}Gi", buy, rent, speed_summary(p, per_user=False))
         lines.append("  " + " ".join(_cell(v, w, right=i > 0) for i, (v, w) in enumerate(
             zip(cells, widths, strict=True))) + f"  {p.strategy}{fit}")

@@ -138,7 +138,7 @@ def test_installs_the_hub_extra(instructions: list[Instruction]) -> None:
 
 
 def test_a_cjk_font_reaches_the_runtime_where_the_charts_look(instructions: list[Instruction]) -> None:
-    from gpusize import charts
+    from present import charts
 
     all_stages = stages(instructions)
     names = {st[0].args.split()[-1]: st for st in all_stages[:-1]}

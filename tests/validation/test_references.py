@@ -97,9 +97,10 @@ def _ref(query: str, metric: str, value: float, unit: str, **more: str) -> dict:
 
 
 def test_a_setup_gpusize_cannot_read_is_an_error_not_dropped(report) -> None:
-    setup = _setup("llama-3.1-405b pretrain gpu=h100 gpus=16384 tokens=15T", needs="gpus above 4096")
+    setup = _setup("llama-3.1-405b pretrain gpu=h100 gpus=500000 tokens=15T",
+                   needs="gpus above 131072")
     row = report.evaluate_setup(setup)
-    assert row.verdict is None and "4096" in row.error and "needs gpus above 4096" in row.error
+    assert row.verdict is None and "131072" in row.error and "needs gpus above 131072" in row.error
     assert "| error |" in "\n".join(report.render_setups([row]))
 
 
