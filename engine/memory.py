@@ -203,10 +203,15 @@ def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing
     tokens = seq * batch
     per = layer_activation_bytes(spec, "none" if checkpointing == "full" else checkpointing,
                                  adapters, targets, rank, eager_norms=not compiled)
-    one_layer = tokens * (per.replicated + per.tp_sharded / tp)
+    # With tensor parallelism, training also splits the sequence for the norms and dropout
+    # regions (Megatron-LM's sequence parallelism, Korthikanti et al. 2022 sec. 4.2.2: 34sbh/t),
+    # so nothing per token stays replicated across the TP group.
+    replicated = per.replicated / tp if tp > 1 else per.replicated
+    one_layer = tokens * (replicated + per.tp_sharded / tp)
     kept_layers = min(2, spec.layers) if offloaded else spec.layers
     if checkpointing == "full":
-        return tokens * 2 * spec.hidden * kept_layers + one_layer
+        # each block's input, also split over the sequence under TP
+        return tokens * 2 * spec.hidden * kept_layers / tp + one_layer
     return one_layer * kept_layers
 
 
@@ -297,8 +302,11 @@ def overhead(allocated: float, *, gpus: int, engine: str | None = None
     return CUDA_CONTEXT, nccl, frag
 
 
-def usable_share(engine: str | None) -> float:
-    """Share of the card the engine lets the model use (1.0 but for vLLM's reservation)."""
+def usable_share(engine: str | None, gpu_util: float | None = None) -> float:
+    """Share of the card the engine lets the model use: vLLM's gpu_memory_utilization (0.9
+    unless gpu_util= sets it), the whole card for the others."""
+    if engine == "vllm" and gpu_util is not None:
+        return gpu_util
     return USABLE_SHARE.get(engine or "", 1.0)
 
 

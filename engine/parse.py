@@ -276,6 +276,8 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                   N_("tokens/s each user must get when serving, e.g. 20")),
     "ttft": ("ttft", lambda k, v: _seconds(k, v), N_("seconds to the first token, e.g. 2")),
     "replicas": ("replicas", _plain_count, N_("independent copies of the model, e.g. 2")),
+    "gpu_util": ("gpu_util", _fraction, N_("share of the card vLLM may use (its "
+                                           "gpu_memory_utilization), e.g. 0.95")),
     "days": ("days", lambda k, v: _positive(k, v.removesuffix("d")),
              N_("days a tokens= training run may take, e.g. 14")),
 }
@@ -293,6 +295,7 @@ KEY_ALIASES = {
     "sort": "goal", "rank_by": "goal", "horizon": "months",
     "speed": "min_speed", "min_tps": "min_speed", "tps": "min_speed", "deadline": "days",
     "replica": "replicas", "first_token": "ttft", "time_to_first_token": "ttft",
+    "gpu_memory_utilization": "gpu_util", "mem_util": "gpu_util",
     "optimizer_in_bwd": "fused_step", "fused": "fused_step",
     "torch_compile": "compile", "backend": "engine",
 }

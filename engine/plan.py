@@ -275,7 +275,7 @@ def verdict_of(need: float, capacity: int, req: Request, s: Strategy, gpus: int)
     """fits: the engine holds it and the headroom stays free; tight: it runs with less free;
     no: more than the engine lets the model use."""
     engine, _group = _runtime(req, s, gpus)
-    if need > capacity * memory.usable_share(engine):
+    if need > capacity * memory.usable_share(engine, req.gpu_util):
         return "no"
     # the seeds' rule: the need plus 20% (headroom=) within the card
     return "fits" if need * (1 + req.headroom) <= capacity else "tight"
@@ -290,9 +290,10 @@ def build_memory(c: Components, req: Request, s: Strategy, gpus: int, gpu: GpuSp
     detail["overhead"] = (f"CUDA context {_gib(ctx)}" + (f" + NCCL buffers {_gib(nccl)}" if nccl else "")
                           + (f" + allocator fragmentation {memory.FRAGMENTATION:.0%} = {_gib(frag)}"
                              if frag else f" ({engine}: static buffers, no caching allocator)"))
-    share = memory.usable_share(engine)
+    share = memory.usable_share(engine, req.gpu_util)
     if share < 1:
-        detail["usable"] = (f"{engine} takes gpu_memory_utilization {share:g} of the card: "
+        detail["usable"] = (f"{engine} takes gpu_memory_utilization {share:g} of the card"
+                            + (" (gpu_util=)" if req.gpu_util else "") + ": "
                             f"{_gib(gpu.memory_bytes * share)} for weights, activations and "
                             "the KV cache")
     return Memory.build(

@@ -3,11 +3,12 @@
 
 Ranking, best first: plans that run before plans that don't; then those that meet the service
 level (serving) or the deadline (training with tokens=); then, with a budget, those known to fit
-it, then those over it, then those without a price; then priced in the asker's market; for
-serving, one server before several (a model served across servers needs their network in every
-token); then those that keep the headroom free before tight ones; then by goal: cost
-(serving: the cheaper of buying and renting over months=; training: that
-cost per token trained, since a slower plan needs more of its hours for the same work) or time.
+it, then those over it, then those without a price; then priced in the asker's market; then one
+server before several, serving and training alike (across servers every step waits on their
+network, and PCIe boxes seldom have RoCE or InfiniBand); then those that keep the headroom free
+before tight ones; then by goal: cost (serving: the cheaper of buying and renting over months=;
+training: that cost per token trained, since a slower plan needs more of its hours for the same
+work) or time.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def rank_key(plan: Plan, req: Request) -> tuple:
             not (plan.service.meets if plan.service else True),
             budget_tier,
             unpriced,
-            req.is_serving and plan.gpus > GPUS_PER_SERVER,
+            plan.gpus > GPUS_PER_SERVER,
             plan.verdict == "tight",
             *((cost, time) if req.goal == "cost" else (time, cost)),
             plan.gpus * plan.memory.capacity)
@@ -160,30 +161,43 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     if speed:
         parts.append(speed)
     parts += cost_clause(plan, req)
-    if (runner_up is not None and c and c.horizon_total and runner_up.cost
-            and runner_up.cost.horizon_total and runner_up.verdict != "no"
+    if (runner_up is not None and c and runner_up.cost and runner_up.verdict != "no"
             and (runner_up.service is None or runner_up.service.meets)):
-        diff = runner_up.cost.horizon_total - c.horizon_total
-        if diff >= 0:
-            parts.append(_("{amount} less over {months} months than the next option "
-                           "({other})").format(amount=money(diff, c.currency), months=req.months,
-                                               other=f"{runner_up.gpus} x {runner_up.gpu_display}"))
-        else:
-            parts.append(_("{amount} more over {months} months than {other}, which is "
-                           "{why}").format(amount=money(-diff, c.currency), months=req.months,
-                                           other=f"{runner_up.gpus} x {runner_up.gpu_display}",
-                                           why=_why_not(runner_up, req)))
+        parts += _compare(plan, runner_up, req)
     goal = (_("fastest") if req.goal == "time" else _("cheapest that meets the service level")
             if req.is_serving else _("cheapest per token trained"))
     return _("Recommended ({goal}): ").format(goal=goal) + _("; ").join(parts) + _(".")
 
 
+def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
+    """How much the recommendation saves against the next plan, or why it costs more."""
+    c, o = plan.cost, other.cost
+    if req.tokens and c.job.rent is not None and o.job.rent is not None:
+        mine, theirs = c.job.rent, o.job.rent
+        span = _("for the run")
+    elif c.horizon_total and o.horizon_total:
+        mine, theirs = c.horizon_total, o.horizon_total
+        span = _("over {months} months").format(months=req.months)
+    else:
+        return []
+    name = f"{other.gpus} x {other.gpu_display}"
+    if theirs >= mine:
+        return [_("{amount} less {span} than the next option ({other})").format(
+            amount=money(theirs - mine, c.currency), span=span, other=name)]
+    return [_("{amount} more {span} than {other}, which is {why}").format(
+        amount=money(mine - theirs, c.currency), span=span, other=name,
+        why=_why_not(other, req))]
+
+
 def _why_not(plan: Plan, req: Request) -> str:
+    c = plan.cost
+    if c is not None and c.within_budget is False:
+        return _("over the budget")
+    if plan.gpus > GPUS_PER_SERVER:
+        return _("more than one server")
     if plan.verdict == "tight":
         return _("tight on memory")
-    if req.is_serving and plan.gpus > GPUS_PER_SERVER:
-        return _("more than one server")
-    return _("slower")
+    return _("slower") if time_metric(plan, req) > 0 or req.is_serving else _("dearer per token")
 
 
 def no_plan_text(plans: list[Plan], req: Request) -> str:

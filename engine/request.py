@@ -146,6 +146,7 @@ class Request(BaseModel):
     min_speed: float | None = Field(None, gt=0, le=10_000)  # tokens/s per user
     ttft: float | None = Field(None, gt=0, le=3600)  # seconds to the first token
     replicas: int | None = Field(None, ge=1, le=4096)  # independent copies serving users=
+    gpu_util: float | None = Field(None, ge=0.3, le=1)  # vLLM's gpu_memory_utilization
     days: float | None = Field(None, gt=0, le=3650)  # wall-clock days a tokens= run may take
 
     def __hash__(self) -> int:
