@@ -485,12 +485,36 @@ def _best_at(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int) -> Candidate |
                                      -c.speed if c.verdict == "fits" else c.need))
 
 
+def _first_count_that_runs(spec: ModelSpec, req: Request, gpu: GpuSpec,
+                           counts: tuple[int, ...]) -> int:
+    """Galloping search for the smallest count whose best sharding runs: memory per GPU only
+    falls as cards are added, and training counts run to 131,072."""
+
+    def runs(i: int) -> bool:
+        best = _best_at(spec, req, gpu, counts[i])
+        return best is not None and best.verdict != "no"
+
+    last, below, i = len(counts) - 1, -1, 0
+    while not runs(i):
+        if i == last:
+            return 0  # nothing runs: scan them all for the closest miss
+        below, i = i, min(2 * i + 1, last)
+    lo, hi = below + 1, i
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if runs(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return counts[lo]
+
+
 def choose(spec: ModelSpec, req: Request, gpu: GpuSpec,
            counts: tuple[int, ...]) -> Candidate | None:
     """The smallest count that fits and meets the service level or deadline; else the smallest
     that runs (tight) and meets it; else the one that comes closest; else the closest miss."""
     seen: list[Candidate] = []
-    skip_below = 0
+    skip_below = _first_count_that_runs(spec, req, gpu, counts) if len(counts) > 8 else 0
     for n in counts:
         if n < skip_below:
             continue

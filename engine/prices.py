@@ -99,12 +99,19 @@ class PriceBook(_Row):
     depreciation_months: Assumption
     claims: dict[str, Claim]
     _by_item: dict[tuple[str, str], tuple[Price, ...]] = PrivateAttr(default_factory=dict)
+    _team: frozenset[tuple[str, str]] = PrivateAttr(default_factory=frozenset)
 
     def model_post_init(self, _context: object) -> None:
         index: dict[tuple[str, str], list[Price]] = {}
+        team: set[tuple[str, str]] = set()
         for row in self.prices:
             index.setdefault((row.item, row.kind), []).append(row)
+            if row.team_quote:
+                card = row.item.removeprefix("server:").split("x", 1)[1] if row.item.startswith(
+                    "server:") else row.item
+                team.add((card, "buy" if row.kind.startswith("buy") else "rent"))
         self._by_item = {k: tuple(v) for k, v in index.items()}
+        self._team = frozenset(team)
 
     def convert(self, amount: float, source: str, target: str) -> float:
         if source == target:
@@ -125,14 +132,7 @@ class PriceBook(_Row):
     def team_quoted(self, card: str, kind: str) -> bool:
         """Whether the team has its own vendor quote to buy ("buy") or rent ("rent") `card`,
         as a card or in a server."""
-        kinds = ("buy_card", "buy_server") if kind == "buy" else ("rent_card_hour",
-                                                                  "rent_server_month")
-        for (item, k), rows in self._by_item.items():
-            name = item.removeprefix("server:").split("x", 1)[1] if item.startswith(
-                "server:") else item
-            if k in kinds and name == card and any(p.team_quote for p in rows):
-                return True
-        return False
+        return (card, kind) in self._team
 
     def power_price(self, region: str) -> Power | None:
         for row in self.power:

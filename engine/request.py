@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Literal, NamedTuple, Union, get_args, get_origin
 
 import annotated_types
@@ -242,7 +243,7 @@ class Request(BaseModel):
         """GGUF files run in llama.cpp; everything else is sized for vLLM unless engine= says."""
         if self.engine is not None:
             return self.engine
-        return "llama.cpp" if get_quant(self.weight_quant).family == "gguf" else "vllm"
+        return _default_engine(self.weight_quant)
 
     @property
     def weight_quant(self) -> str:
@@ -250,6 +251,11 @@ class Request(BaseModel):
         if self.quant is not None:
             return self.quant
         return self.spec.default_quant or self.precision
+
+
+@cache
+def _default_engine(quant: str) -> Engine:
+    return "llama.cpp" if get_quant(quant).family == "gguf" else "vllm"
 
 
 class Draft(NamedTuple):

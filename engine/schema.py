@@ -23,11 +23,19 @@ def _takes_float(annotation: Any) -> bool:
     return False
 
 
+_MISSING = object()
+
+
 class _Layout(NamedTuple):
-    names: tuple[str, ...]  # in declaration order, as validation fills __dict__
-    defaults: dict[str, Any]
-    factories: dict[str, Callable[[], Any]]
+    template: dict[str, Any]  # every field in declaration order: its default, or _MISSING
+    names: frozenset[str]
+    refill: tuple[tuple[str, Callable[[], Any]], ...]  # mutable defaults and factories: fresh
+    required: frozenset[str]
     floats: frozenset[str]
+
+
+def _fresh(value: Any) -> Callable[[], Any]:
+    return lambda: copy.copy(value)  # mutable defaults are copied, as pydantic copies them
 
 
 @cache
@@ -35,13 +43,21 @@ def _layout(cls: type[BaseModel]) -> _Layout:
     # what model_construct works out on every call, worked out once per class
     assert not cls.__pydantic_post_init__ and not cls.__private_attributes__, cls
     fields = cls.model_fields
-    return _Layout(
-        names=tuple(fields),
-        defaults={n: f.default for n, f in fields.items()
-                  if f.default_factory is None and not f.is_required()},
-        factories={n: f.default_factory for n, f in fields.items()  # type: ignore[misc]
-                   if f.default_factory is not None},
-        floats=frozenset(n for n, f in fields.items() if _takes_float(f.annotation)))
+    template: dict[str, Any] = {}
+    refill: list[tuple[str, Callable[[], Any]]] = []
+    for name, f in fields.items():
+        if f.default_factory is not None:
+            template[name] = _MISSING
+            refill.append((name, f.default_factory))  # type: ignore[arg-type]
+        elif f.is_required():
+            template[name] = _MISSING
+        else:
+            template[name] = f.default
+            if isinstance(f.default, list | dict | set):
+                refill.append((name, _fresh(f.default)))
+    return _Layout(template=template, names=frozenset(fields), refill=tuple(refill),
+                   required=frozenset(n for n, f in fields.items() if f.is_required()),
+                   floats=frozenset(n for n, f in fields.items() if _takes_float(f.annotation)))
 
 
 class _Doc(BaseModel):
@@ -55,22 +71,18 @@ class _Doc(BaseModel):
         float fields become floats (as validation would make them) and defaults are filled.
         tests/engine/test_schema.py checks built documents against their validated twins."""
         layout = _layout(cls)
-        unknown = fields.keys() - set(layout.names)
-        if unknown:
-            raise TypeError(f"{cls.__name__} has no field {sorted(unknown)}")
-        values: dict[str, Any] = {}
-        for name in layout.names:
-            if name in fields:
-                value = fields[name]
-                values[name] = float(value) if type(value) is int and name in layout.floats \
-                    else value
-            elif name in layout.defaults:
-                value = layout.defaults[name]  # mutable defaults copied, as pydantic copies them
-                values[name] = copy.copy(value) if isinstance(value, list | dict | set) else value
-            elif name in layout.factories:
-                values[name] = layout.factories[name]()
-            else:
-                raise TypeError(f"{cls.__name__}.{name} is required")
+        if not fields.keys() <= layout.names:
+            raise TypeError(f"{cls.__name__} has no field {sorted(fields.keys() - layout.names)}")
+        if not layout.required <= fields.keys():
+            raise TypeError(f"{cls.__name__} needs {sorted(layout.required - fields.keys())}")
+        values = layout.template.copy()  # keeps the declaration order validation would give
+        values.update(fields)
+        for name in layout.floats & fields.keys():
+            if type(fields[name]) is int:
+                values[name] = float(fields[name])
+        for name, make in layout.refill:
+            if name not in fields:
+                values[name] = make()
         doc = cls.__new__(cls)
         object.__setattr__(doc, "__dict__", values)  # what model_construct sets, and no more
         object.__setattr__(doc, "__pydantic_fields_set__", set(fields))
