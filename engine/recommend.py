@@ -3,9 +3,9 @@
 
 Ranking, best first: plans that run before plans that don't; then those that meet the service
 level (serving) or the deadline (training with tokens=); then, with a budget, those known to fit
-it, then those over it, then those without a price; then priced in the asker's market; then one
-server before several, serving and training alike (across servers every step waits on their
-network, and PCIe boxes seldom have RoCE or InfiniBand); then those that keep the headroom free
+it, then those over it, then those without a price; for serving, fewer servers before more (a
+model served across servers waits on their network for every token; training's cost per token
+already carries its multi-server losses); then those that keep the headroom free
 before tight ones; then by goal: cost (serving: the cheaper of buying and renting over months=;
 training: that cost per token trained, since a slower plan needs more of its hours for the same
 work) or time.
@@ -62,7 +62,7 @@ def rank_key(plan: Plan, req: Request) -> tuple:
             not (plan.service.meets if plan.service else True),
             budget_tier,
             unpriced,
-            plan.gpus > GPUS_PER_SERVER,
+            -(-plan.gpus // GPUS_PER_SERVER) if req.is_serving else 0,  # servers: fewer first
             plan.verdict == "tight",
             *((cost, time) if req.goal == "cost" else (time, cost)),
             plan.gpus * plan.memory.capacity)
