@@ -97,7 +97,7 @@ class Request(BaseModel):
     model: str
     method: Method
     gpu: str | None = None
-    gpus: int | None = Field(None, ge=1, le=4096)
+    gpus: int | None = Field(None, ge=1, le=131_072)  # Llama 3 used 16,384 H100; room above
     seq: int | None = Field(None, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=4096)
     precision: Precision = "bf16"
