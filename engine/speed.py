@@ -328,7 +328,7 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
             ms=p["moe"] * 1e3)
     if p["mla"]:
         detail += _("; MLA kernels {ms:.1f} ms per step").format(ms=p["mla"] * 1e3)
-    if p["moe"] or p["mla"]:
+    if (p["moe"] or p["mla"]) and users == 1:
         detail += _(" (published batch-1 runs of one MoE setup differ about 2x: expect"
                     " {low:.0f}-{high:.0f} tokens/s)").format(
             low=per_seq * MOE_BATCH1_RANGE[0], high=per_seq * MOE_BATCH1_RANGE[1])
@@ -472,6 +472,9 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         tflops=gpu.bf16_tflops, e=TRAIN_EFFICIENCY,
         ratio=gpu.bf16_tflops * 1e3 / gpu.bandwidth_gbps, bound=bound, compute=busy_s,
         traffic=comm_s, bus=_bus_gbps(gpu, gpus))
+    if gpus > GPUS_PER_SERVER:
+        detail += _("; across servers, {share:.0%} of one server's utilization (median of"
+                    " published multi-server runs)").format(share=MULTI_SERVER_EFFICIENCY)
     if pp > 1:
         detail += _("; pipeline bubble {bubble:.0%}").format(bubble=bubble)
     if dequant_s:
