@@ -4,8 +4,9 @@
 Ranking, best first: plans that run before plans that don't; then those that meet the service
 level (serving) or the deadline (training with tokens=); then, with a budget, those known to fit
 it, then those over it, then those without a price; for serving, fewer servers before more (a
-model served across servers waits on their network for every token; training's cost per token
-already carries its multi-server losses); then those that keep the headroom free
+model served across servers waits on their network for every token); then clusters of PCIe-only
+servers after the rest (the guides: PCIe cards scale poorly across cards, and such boxes seldom
+have the RoCE or InfiniBand a multi-server job needs); then those that keep the headroom free
 before tight ones; then by goal: cost (serving: the cheaper of buying and renting over months=;
 training: that cost per token trained, since a slower plan needs more of its hours for the same
 work) or time.
@@ -63,6 +64,7 @@ def rank_key(plan: Plan, req: Request) -> tuple:
             budget_tier,
             unpriced,
             -(-plan.gpus // GPUS_PER_SERVER) if req.is_serving else 0,  # servers: fewer first
+            plan.gpus > GPUS_PER_SERVER and not _nvlink(plan),  # clusters of PCIe boxes last
             plan.verdict == "tight",
             *((cost, time) if req.goal == "cost" else (time, cost)),
             plan.gpus * plan.memory.capacity)
@@ -164,9 +166,13 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     if (runner_up is not None and c and runner_up.cost and runner_up.verdict != "no"
             and (runner_up.service is None or runner_up.service.meets)):
         parts += _compare(plan, runner_up, req)
-    goal = (_("fastest") if req.goal == "time" else _("cheapest that meets the service level")
-            if req.is_serving else _("cheapest per token trained"))
-    return _("Recommended ({goal}): ").format(goal=goal) + _("; ").join(parts) + _(".")
+    if req.gpu and req.gpus:
+        lead = _("As asked: ")
+    else:
+        goal = (_("fastest") if req.goal == "time" else _("cheapest that meets the service level")
+                if req.is_serving else _("cheapest per token trained"))
+        lead = _("Recommended ({goal}): ").format(goal=goal)
+    return lead + _("; ").join(parts) + _(".")
 
 
 def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
@@ -198,6 +204,22 @@ def _why_not(plan: Plan, req: Request) -> str:
     if plan.verdict == "tight":
         return _("tight on memory")
     return _("slower") if time_metric(plan, req) > 0 or req.is_serving else _("dearer per token")
+
+
+def pinned_text(plan: Plan, req: Request) -> str:
+    """The configuration asked about runs but falls short of the service level, deadline or
+    budget: the verdict first, then what it misses."""
+    text = recommendation(plan, req, None)
+    short = list(plan.service.misses) if plan.service else []
+    c = plan.cost
+    if c is not None and c.within_budget is False and c.budget is not None:
+        least = min(x for x in (c.buy.capex, c.rent_horizon_total) if x is not None)
+        short.append(_("{over} over the budget of {budget}").format(
+            over=money(least - c.budget, c.currency), budget=money(c.budget, c.currency)))
+    if short:
+        text += " " + _("It falls short of what was asked: {misses}.").format(
+            misses=_("; ").join(short))
+    return text
 
 
 def no_plan_text(plans: list[Plan], req: Request) -> str:

@@ -73,6 +73,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     good = usable(top, req)
     if good:
         text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
+    elif req.gpu and req.gpus and top is not None and top.verdict != "no":
+        text = recommend.pinned_text(top, req)  # the configuration asked about runs: say how
     else:
         text = recommend.no_plan_text(plans, req)
     choice = req.market_choice

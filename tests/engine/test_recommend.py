@@ -102,9 +102,14 @@ def test_training_is_sized_to_the_deadline() -> None:
 
 
 def test_a_deadline_no_count_can_meet_says_so() -> None:
-    ans = ask("llama-3.1-8b lora tokens=1T days=1 gpu=4090 gpus=1")
+    ans = ask("llama-3.1-405b pretrain tokens=10000T days=1")
     assert not ans.plans[0].service.meets
     assert ans.recommendation.startswith("No configuration finishes within the deadline")
+    # the configuration asked about leads with how it runs, then what it misses
+    pinned = ask("llama-3.1-8b lora tokens=1T days=1 gpu=4090 gpus=1")
+    assert not pinned.plans[0].service.meets
+    assert pinned.recommendation.startswith("As asked: Rent 1 x GeForce RTX 4090")
+    assert "It falls short of what was asked" in pinned.recommendation
 
 
 # -- topology --------------------------------------------------------------------------------------
