@@ -490,9 +490,11 @@ def _first_count_that_runs(spec: ModelSpec, req: Request, gpu: GpuSpec,
     """Galloping search for the smallest count whose best sharding runs: memory per GPU only
     falls as cards are added, and training counts run to 131,072."""
 
-    def runs(i: int) -> bool:
-        best = _best_at(spec, req, gpu, counts[i])
-        return best is not None and best.verdict != "no"
+    def runs(i: int) -> bool:  # memory only: no speed needed to know that a count runs
+        n = counts[i]
+        return any(verdict_of(_need(_cached_components(spec, req, s), req, s, n),
+                              gpu.memory_bytes, req, s, n) != "no"
+                   for s in strategies(spec, req, n, gpu.has_nvlink))
 
     last, below, i = len(counts) - 1, -1, 0
     while not runs(i):
