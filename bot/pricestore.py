@@ -45,7 +45,8 @@ class PriceRecord(BaseModel):
             source = f"quote from {self.vendor or 'a vendor'} entered by {self.entered_by}"
         return Price(item=self.item, kind=self.kind, gpus=self.gpus, low=self.low,
                      high=max(self.low, self.high), currency=self.currency, region=self.region,
-                     source=source, quoted=self.quoted, note=self.note)
+                     source=source, quoted=self.quoted, note=self.note,
+                     team_quote=self.origin == "quote")
 
     @property
     def key(self) -> tuple[str, str]:

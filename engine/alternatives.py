@@ -53,7 +53,7 @@ def alternatives(spec: ModelSpec, req: Request, *, today: date,
     (engine/methods.py) first, then other cards when the card or count was pinned."""
 
     def top(r: Request) -> Plan | None:
-        plans, _misses = ranked_plans(spec, r, today=today, book=book)
+        plans, _misses, _excluded = ranked_plans(spec, r, today=today, book=book)
         return plans[0] if plans else None
 
     base = top(req)

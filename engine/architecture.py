@@ -171,12 +171,12 @@ class ModelSpec(BaseModel):
 
     @property
     def moe_layers(self) -> int:
-        return sum(self.is_moe_layer(i) for i in range(self.layers))
+        return _layer_counts(self)[0]
 
     @property
     def attention_layers(self) -> int:
         """Layers with softmax attention, the ones that keep a per-token KV cache."""
-        return sum(not self.is_linear_attention(i) for i in range(self.layers))
+        return _layer_counts(self)[1]
 
     @property
     def q_dim(self) -> int:
@@ -203,6 +203,13 @@ class ModelSpec(BaseModel):
     @property
     def checkpoint_params(self) -> int:
         return checkpoint_params(self)
+
+
+@cache
+def _layer_counts(spec: ModelSpec) -> tuple[int, int]:
+    """(MoE layers, softmax-attention layers): counted once per spec, read on every plan."""
+    return (sum(spec.is_moe_layer(i) for i in range(spec.layers)),
+            sum(not spec.is_linear_attention(i) for i in range(spec.layers)))
 
 
 def _norm(spec: ModelSpec, width: int) -> int:

@@ -54,8 +54,9 @@ class GpuSpec(BaseModel):
 Market = Literal["china", "global"]
 MARKETS: tuple[Market, ...] = ("china", "global")
 # new: bought new through legal channels; secondary: grey or second-hand market only;
-# rental: rentable from clouds/IDCs in that market, not buyable new; unavailable: none of these.
-Status = Literal["new", "secondary", "rental", "unavailable"]
+# rental: rentable from clouds/IDCs in that market, not buyable new; grey: only through channels
+# that evade export controls (never recommended); unavailable: none of these.
+Status = Literal["new", "secondary", "rental", "grey", "unavailable"]
 
 
 class Availability(BaseModel):

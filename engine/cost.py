@@ -8,6 +8,12 @@ flagged when stale. Formulas:
   ops/month      the seeds' self-built running cost less its power, per unit of capex
   rent/month     price per GPU-hour x GPUs x hours/month
   break-even     hours/month where (capex/months + ops + power/h x h) = rent/h x h
+
+Prices come from the asker's market only (engine/market.py): a US list price says nothing about
+what a team in Chinese pays, and a Chinese cloud's rate nothing about renting in Virginia. A card
+the market sells only second-hand is priced from that market's quotes; one it cannot get at all
+is never priced. A budget is money to spend: a purchase must fit it up front, renting must fit it
+over the job (tokens=) or over `months`.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from datetime import date
 from typing import NamedTuple
 
 from engine.catalog import GpuSpec
+from engine.market import CHINA_REGIONS, Access
 from engine.prices import Price, PriceBook
 from engine.request import Request
 from engine.schema import BuyCost, Cost, JobCost, RentCost
@@ -25,9 +32,13 @@ CARD_SHARE = 0.65  # cards are 60-70% of a server's price (seed 003): the midpoi
 # of which power is 5-10k, against 1.0-1.5M capex: (40k - 7.5k) / 1.25M = 2.6% of capex a month.
 OPS_SHARE_PER_MONTH = 0.026
 PCIE_HOST_W = 500  # a 2-socket PCIe GPU server's CPUs, RAM, fans under load (365 W idle floor)
-DEFAULT_POWER_REGION = {"CNY": "china", "USD": "global"}
-PRICE_REGION = {"CNY": "china", "USD": "global"}
+DEFAULT_POWER_REGION = {"china": "china", "global": "global"}
 HOURS_PER_MONTH = 730
+
+
+def market_of(region: str) -> str:
+    """The market a price row was quoted in."""
+    return "china" if region in CHINA_REGIONS else "global"
 
 
 class CostInputs(NamedTuple):
@@ -37,6 +48,7 @@ class CostInputs(NamedTuple):
     region: str | None = None
     power_price: float | None = None  # per kWh in `currency`, overrides the region's
     today: date = date(2026, 11, 30)
+    market: str = "china"
 
 
 class PlanCost(NamedTuple):
@@ -63,12 +75,9 @@ class PlanCost(NamedTuple):
         return min(options) if options else None
 
 
-def _price(book: PriceBook, item: str, kind: str, currency: str) -> Price | None:
-    """Prefer quotes from the answer's market (China for CNY), else any, converted."""
-    region = PRICE_REGION[currency]
-    rows = book.candidates(item, kind)
-    local = [r for r in rows if r.region == region]
-    chosen = local or rows
+def _price(book: PriceBook, item: str, kind: str, currency: str, market: str) -> Price | None:
+    """The newest quote from the asker's market (the cheapest of that date), or None."""
+    chosen = [r for r in book.candidates(item, kind) if market_of(r.region) == market]
     if not chosen:
         return None
     newest = max(r.quoted for r in chosen)
@@ -82,28 +91,29 @@ def server_layout(gpu: GpuSpec, gpus: int) -> tuple[int, int]:
     return max(1, -(-gpus // per)), per
 
 
-def capex(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str
+def capex(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str, market: str = "china"
           ) -> tuple[float | None, list[Price], str]:
     servers, per = server_layout(gpu, gpus)
-    server = _price(book, f"server:{per}x{gpu.name}", "buy_server", currency)
+    server = _price(book, f"server:{per}x{gpu.name}", "buy_server", currency, market)
     if server is not None:
         each = book.convert(server.mid, server.currency, currency)
         return each * servers, [server], f"{servers} x server price"
-    card = _price(book, gpu.name, "buy_card", currency)
+    card = _price(book, gpu.name, "buy_card", currency, market)
     if card is not None:
         cards = book.convert(card.mid, card.currency, currency) * gpus
         return cards / CARD_SHARE, [card], f"cards / {CARD_SHARE:.0%} (cards' share of a server)"
-    return None, [], "no purchase price in the catalog"
+    return None, [], f"no purchase price from the {market} market in the catalog"
 
 
-def rent_per_gpu_hour(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str
-                      ) -> tuple[float | None, list[Price]]:
-    hourly = _price(book, gpu.name, "rent_card_hour", currency)
+def rent_per_gpu_hour(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str,
+                      market: str = "china") -> tuple[float | None, list[Price]]:
+    hourly = _price(book, gpu.name, "rent_card_hour", currency, market)
     if hourly is not None:
         return book.convert(hourly.mid, hourly.currency, currency), [hourly]
     _servers, per = server_layout(gpu, gpus)
     for size in sorted({per, 1, 8}):
-        monthly = _price(book, f"server:{size}x{gpu.name}", "rent_server_month", currency)
+        monthly = _price(book, f"server:{size}x{gpu.name}", "rent_server_month", currency,
+                         market)
         if monthly is not None:
             per_hour = book.convert(monthly.mid, monthly.currency, currency) / HOURS_PER_MONTH / size
             return per_hour, [monthly]
@@ -122,8 +132,8 @@ def power_per_hour(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs
     if inputs.power_price is not None:
         text = f"{kw:.1f} kW x {inputs.power_price:g} {inputs.currency}/kWh (power_price=)"
         return kw * inputs.power_price, text
-    region = inputs.region or DEFAULT_POWER_REGION[inputs.currency]
-    row = book.power_price(region) or book.power_price(DEFAULT_POWER_REGION[inputs.currency])
+    region = inputs.region or DEFAULT_POWER_REGION[inputs.market]
+    row = book.power_price(region) or book.power_price(DEFAULT_POWER_REGION[inputs.market])
     assert row is not None  # the catalog always has the defaults
     price = book.convert(row.mid, row.currency, inputs.currency)
     return kw * price, (f"{kw:.1f} kW (TDP {gpu.tdp_w} W x {gpus} + host {host_w:.0f} W, "
@@ -134,12 +144,12 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
     cur = inputs.currency
     used: list[Price] = []
     notes: list[str] = []
-    cap, cap_rows, cap_how = capex(book, gpu, gpus, cur)
+    cap, cap_rows, cap_how = capex(book, gpu, gpus, cur, inputs.market)
     used += cap_rows
     per_hour_power, power_text = power_per_hour(book, gpu, gpus, inputs)
     monthly_power = per_hour_power * inputs.hours_per_month
     notes.append(f"power: {power_text} x {inputs.hours_per_month:g} h/month")
-    rent, rent_rows = rent_per_gpu_hour(book, gpu, gpus, cur)
+    rent, rent_rows = rent_per_gpu_hour(book, gpu, gpus, cur, inputs.market)
     used += rent_rows
     depreciation = ops = buy_total = None
     if cap is not None:
@@ -152,7 +162,8 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
         notes.append(f"buy: {cap_how} for {gpu.name}")
     rent_monthly = rent * gpus * inputs.hours_per_month if rent is not None else None
     if rent is None:
-        notes.append(f"rent: no rental price in the catalog for {gpu.name}")
+        notes.append(f"rent: no rental price from the {inputs.market} market in the catalog "
+                     f"for {gpu.name}")
     break_even = None
     if cap is not None and rent is not None and ops is not None:
         margin = rent * gpus - per_hour_power
@@ -172,7 +183,8 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
 def cost_inputs(req: Request, today: date) -> CostInputs:
     return CostInputs(currency=req.answer_currency, months=req.months,
                       hours_per_month=req.hours_per_month, region=req.region,
-                      power_price=req.power_price, today=today)
+                      power_price=req.power_price, today=today,
+                      market=req.market_choice.market)
 
 
 def budget_in(req: Request, book: PriceBook) -> float | None:
@@ -183,38 +195,53 @@ def budget_in(req: Request, book: PriceBook) -> float | None:
 
 
 def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
-             book: PriceBook) -> Cost:
+             book: PriceBook, access: Access | None = None, card: str = "") -> Cost:
+    """The plan's cost document: the market decides which ways are open (and mode= narrows
+    them), the budget which of those fit, and the cheaper over `months` is the mode."""
     budget = budget_in(req, book)
-    buy_ok = pc.capex is not None and (budget is None or pc.capex <= budget)
-    rent_ok = pc.rent_monthly is not None and (budget is None or pc.rent_monthly <= budget)
-    mode = None
-    options = []
-    if buy_ok and pc.monthly_ops is not None:
-        options.append(("buy", pc.capex + (pc.monthly_ops + pc.monthly_power) * req.months))
-    if rent_ok:
-        options.append(("rent", pc.rent_monthly * req.months))
-    total = None
-    if options:
-        mode, total = min(options, key=lambda o: o[1])
+    buy_allowed = req.mode != "rent" and (access is None or access.can_buy
+                                          or book.team_quoted(card, "buy"))
+    rent_allowed = req.mode != "buy" and (access is None or access.can_rent
+                                          or book.team_quoted(card, "rent"))
+    capex_ = pc.capex if buy_allowed else None
+    rent_monthly = pc.rent_monthly if rent_allowed else None
+    rent_hourly = pc.rent_per_gpu_hour if rent_allowed else None
     job = JobCost.build()
+    rent_job = None
     if train_hours is not None:
-        rent_job = pc.rent_per_gpu_hour * gpus * train_hours if pc.rent_per_gpu_hour else None
+        rent_job = rent_hourly * gpus * train_hours if rent_hourly else None
         share = None
-        if pc.monthly_buy_total is not None:
+        if pc.monthly_buy_total is not None and buy_allowed:
             # owning cost per hour of use at hours= per month, times the job's hours
             share = pc.monthly_buy_total / req.hours_per_month * train_hours
         job = JobCost.build(hours=round(train_hours, 2), rent=_r(rent_job), buy_share=_r(share))
+    # what renting costs against a budget: the job when tokens= sizes one, else the horizon
+    rent_total = rent_job if rent_job is not None else (
+        rent_monthly * req.months if rent_monthly is not None else None)
+    buy_total = (capex_ + (pc.monthly_ops + pc.monthly_power) * req.months
+                 if capex_ is not None and pc.monthly_ops is not None else None)
+    priced = [o for o in (("buy", buy_total), ("rent", rent_monthly * req.months
+                                                 if rent_monthly is not None else None))
+              if o[1] is not None]
+    within = [o for o in priced if budget is None
+              or (o[0] == "buy" and capex_ is not None and capex_ <= budget)
+              or (o[0] == "rent" and rent_total is not None and rent_total <= budget)]
+    mode, total = min(within or priced, key=lambda o: o[1]) if priced else (None, None)
     return Cost.build(
         currency=pc.currency, hours_per_month=req.hours_per_month, months=req.months,
-        buy=BuyCost.build(capex=_r(pc.capex), monthly_depreciation=_r(pc.monthly_depreciation),
-                    monthly_power=round(pc.monthly_power), monthly_ops=_r(pc.monthly_ops),
-                    monthly_total=_r(pc.monthly_buy_total)),
-        rent=RentCost.build(per_gpu_hour=None if pc.rent_per_gpu_hour is None
-                      else round(pc.rent_per_gpu_hour, 3), monthly=_r(pc.rent_monthly)),
-        break_even_hours_per_month=None if pc.break_even_hours is None
-        else round(pc.break_even_hours, 1),
+        buy=BuyCost.build(capex=_r(capex_), monthly_depreciation=_r(pc.monthly_depreciation)
+                          if buy_allowed else None,
+                          monthly_power=round(pc.monthly_power),
+                          monthly_ops=_r(pc.monthly_ops) if buy_allowed else None,
+                          monthly_total=_r(pc.monthly_buy_total) if buy_allowed else None),
+        rent=RentCost.build(per_gpu_hour=None if rent_hourly is None else round(rent_hourly, 3),
+                            monthly=_r(rent_monthly)),
+        break_even_hours_per_month=None if pc.break_even_hours is None or not (
+            buy_allowed and rent_allowed) else round(pc.break_even_hours, 1),
         job=job, mode=mode, horizon_total=_r(total),
-        within_budget=None if budget is None else bool(options),
+        within_budget=None if budget is None or not priced else bool(within),
+        budget=_r(budget), rent_horizon_total=_r(rent_total),
+        buy_allowed=buy_allowed, rent_allowed=rent_allowed,
         price_sources=list(pc.sources), stale=list(pc.stale), notes=list(pc.notes))
 
 
@@ -223,6 +250,6 @@ def _r(value: float | None) -> float | None:
 
 
 def price_plan(gpu: GpuSpec, gpus: int, req: Request, today: date,
-               train_hours: float | None, book: PriceBook) -> Cost:
+               train_hours: float | None, book: PriceBook, access: Access | None = None) -> Cost:
     return cost_doc(plan_cost(book, gpu, gpus, cost_inputs(req, today)), req, gpus,
-                    train_hours, book)
+                    train_hours, book, access, gpu.name)

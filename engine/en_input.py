@@ -116,14 +116,14 @@ EN_PHRASES: tuple[Phrase, ...] = (
     words(r"\b(?:gradient|activation)\s+checkpointing\b", "checkpointing=full", "gradient checkpointing"),
     words(r"\bvllm\b", "engine=vllm", "vllm"),
     words(r"\b(?:llama\.cpp|llamacpp|ollama)\b", "engine=llama.cpp", "llama.cpp"),
-    # rank, currency, rent or buy (a preference kept for issue 12's key)
+    # rank, currency, rent or buy (mode=)
     words(r"\b(?:fastest|quickest|as fast as possible)\b", "goal=time", "fastest"),
     words(r"\b(?:cheapest|lowest cost|as cheap as possible)\b", "goal=cost", "cheapest"),
     Phrase((r"\bin\s+(?P<c>usd|cny|rmb|dollars|yuan)\b"),
            lambda m, _k: f"currency={CURRENCIES[m.group('c').lower()].upper()}", "in usd"),
     words(r"\b(?:rent\s+(?:or|vs\.?|versus)\s+buy|buy\s+(?:or|vs\.?|versus)\s+rent)\b", ""),
-    words(r"\b(?:rent(?:ing|ed)?|rental|lease|leasing|cloud)\b", "prefer=rent", "rent"),
-    words(r"\b(?:buy(?:ing)?|purchas(?:e|ing)|on[- ]prem(?:ises)?)\b", "prefer=buy", "buy"),
+    words(r"\b(?:rent(?:ing|ed)?|rental|lease|leasing)\b", "mode=rent", "rent"),
+    words(r"\b(?:buy(?:ing)?|purchas(?:e|ing)|on[- ]prem(?:ises)?)\b", "mode=buy", "buy"),
 )
 
 

@@ -41,16 +41,25 @@ def _model_line(spec: ModelSpec) -> str:
     active = _(", {active:.2f}B active per token ({active_experts} of {experts} experts)").format(
         active=spec.active_params / 1e9, active_experts=spec.active_experts,
         experts=spec.experts) if spec.is_moe else ""
-    return _("model {name}: {params:.2f}B parameters{active}, {layers} layers, hidden {hidden}, "
-             "{heads} heads / {kv_heads} KV heads, vocab {vocab} (config: {source}, read "
-             "{retrieved})").format(name=spec.display, params=spec.params / 1e9, active=active,
-                                    layers=spec.layers, hidden=spec.hidden, heads=spec.heads,
-                                    kv_heads=spec.kv_heads, vocab=spec.vocab, source=spec.source,
-                                    retrieved=spec.retrieved)
+    mtp = _(" (plus a {mtp:.1f}B multi-token-prediction module the checkpoint stores, not "
+            "loaded for serving)").format(mtp=spec.mtp_params / 1e9) if spec.mtp_params else ""
+    return _("model {name}: {params:.2f}B parameters{active}{mtp}, {layers} layers, hidden "
+             "{hidden}, {heads} heads / {kv_heads} KV heads, vocab {vocab} (config: {source}, "
+             "read {retrieved})").format(name=spec.display, params=spec.params / 1e9,
+                                         active=active, mtp=mtp, layers=spec.layers,
+                                         hidden=spec.hidden, heads=spec.heads,
+                                         kv_heads=spec.kv_heads, vocab=spec.vocab,
+                                         source=spec.source, retrieved=spec.retrieved)
 
 
 def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
     lines = []
+    if req.tokens is not None:
+        lines.append(_("deadline: the {tokens:,} tokens within {days:g} days{default}; the GPU "
+                       "count is sized to it (set days=)").format(
+            tokens=req.tokens, days=req.deadline_days,
+            default=_(" (default for {method})").format(method=_(req.spec.label))
+            if req.days is None else ""))
     if req.spec.adapters:
         adapters = memory.lora_params(spec, req.rank, req.targets)
         where = _("attention (q,k,v,o)") if req.targets == "attn" else _("all linear layers")
@@ -91,7 +100,22 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
 
 def _inference_lines(spec: ModelSpec, req: Request) -> list[str]:
     size = weight_bytes(spec, req.weight_quant)
+    engine = req.serving_engine
     lines = [
+        _("service level: at least {floor:g} tokens/s per user{default} and the first token "
+          "within {ttft:.1f} s at {context} tokens{ttft_default} (set min_speed=, ttft=); "
+          "replicas share the users when one copy cannot keep that pace").format(
+            floor=req.decode_floor,
+            default=_(" (a reading pace)") if req.min_speed is None else "",
+            ttft=req.ttft_ceiling, context=req.context,
+            ttft_default=_(" (prefill at 800 tokens/s or better, at least 2 s)")
+            if req.ttft is None else ""),
+        _("memory reserved as {engine} does: {how}").format(engine=engine, how=_(
+            "vLLM takes gpu_memory_utilization 0.9 of the card; NCCL buffers with TP or PP")
+            if engine == "vllm" else _("static buffers, no NCCL between cards (layer split "
+                                        "with copies), token embeddings on the host")
+            if engine == "llama.cpp" else _("PyTorch's caching allocator; device_map moves "
+                                           "activations between cards without NCCL")),
         _("weights in {quant}: {gb:.2f} GB, {bits:.2f} bits/weight ({note}) (set quant=)").format(
             quant=req.weight_quant, gb=size.total_bytes / 1e9, bits=size.bits_per_weight,
             note=size.note),
@@ -99,7 +123,9 @@ def _inference_lines(spec: ModelSpec, req: Request) -> list[str]:
           "context=, kv=fp8); sized at the context you serve, not the model's maximum "
           "({max_context})").format(users=req.users, context=req.context, kv=req.kv,
                                     max_context=spec.max_context),
-        _("multi-GPU: tensor parallel on NVLink cards, layer split on PCIe cards"),
+        _("multi-GPU: tensor parallel inside a server (vLLM, over NVLink or PCIe at its "
+          "all-reduce cost), layer split across servers or in llama.cpp, replicas for "
+          "concurrency; one server preferred over several"),
     ]
     if spec.attention == "mla":
         lines.append(_("MLA: the KV cache stores the compressed latent (kv_lora_rank + rope dim) "
@@ -157,8 +183,10 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
             hours=req.hours_per_month,
             default=_(" (default: the seeds note most teams use under 30% of their cards)")
             if req.hours is None else "")
-    ranking = (_("cheaper of buying and renting over the horizon") if req.goal == "cost"
-               else _("fastest first (rank=time)"))
+    ranking = (_("cheapest first among the plans that run and meet the service level or "
+                 "deadline (serving: over the horizon; training: per token trained)")
+               if req.goal == "cost" else _("fastest first (goal=time)"))
+    choice = req.market_choice
     return [
         _("cost in {currency} at {use} over {months} months (set hours=, months=, currency=); "
           "USD prices converted at {rate:g} CNY/USD ({date}, {source})").format(
@@ -167,14 +195,18 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
         _("buy: the catalog's server price, else cards / {card_share:.0%} (cards are 60-70% of a "
           "server, seed 003); power = (TDP x GPUs + host) x PUE {pue:g} x price/kWh for "
           "region={region}; operations {ops:.1%} of capex a month (seed 000's 8x A800 running "
-          "cost less its power); rent: newest catalog quote per card, local market first").format(
+          "cost less its power); rent: newest quote per card from the {market} market").format(
             card_share=CARD_SHARE, pue=book.pue.value, region=req.region or "default",
-            ops=OPS_SHARE_PER_MONTH),
+            ops=OPS_SHARE_PER_MONTH, market=choice.market),
         _("prices older than {days} days are marked STALE; ranking: {ranking}{budget}").format(
             days=STALE_DAYS, ranking=ranking,
-            budget=_(", within budget= (capex to buy, per month to rent)") if req.budget else ""),
-        _("availability of a card in your market (export controls) is not checked; the GPU "
-          "catalog's market field marks the China-market variants (A800, H800, H20, L20)"),
+            budget=_(", within budget= (to buy: the price up front; to rent: the run, or "
+                     "{months} months)").format(months=req.months) if req.budget else ""),
+        _("market {market} ({reason}; set market=china|global): only cards that can be bought "
+          "(new or second-hand) or rented there are planned, per engine/data/availability.toml; "
+          "cards reaching it only through grey channels are left out").format(
+            market=choice.market, reason=_(choice.reason).format(market=req.market,
+                                                                  region=req.region)),
     ]
 
 

@@ -203,10 +203,15 @@ def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing
     tokens = seq * batch
     per = layer_activation_bytes(spec, "none" if checkpointing == "full" else checkpointing,
                                  adapters, targets, rank, eager_norms=not compiled)
-    one_layer = tokens * (per.replicated + per.tp_sharded / tp)
+    # With tensor parallelism, training also splits the sequence for the norms and dropout
+    # regions (Megatron-LM's sequence parallelism, Korthikanti et al. 2022 sec. 4.2.2: 34sbh/t),
+    # so nothing per token stays replicated across the TP group.
+    replicated = per.replicated / tp if tp > 1 else per.replicated
+    one_layer = tokens * (replicated + per.tp_sharded / tp)
     kept_layers = min(2, spec.layers) if offloaded else spec.layers
     if checkpointing == "full":
-        return tokens * 2 * spec.hidden * kept_layers + one_layer
+        # each block's input, also split over the sequence under TP
+        return tokens * 2 * spec.hidden * kept_layers / tp + one_layer
     return one_layer * kept_layers
 
 
@@ -277,9 +282,32 @@ NCCL_BUFFERS = 2 * GIB  # per GPU once gpus > 1 (llm-d's measurement for vLLM TP
 FRAGMENTATION = 0.05  # share of allocated memory the caching allocator holds unused
 
 
-def overhead(allocated: float, *, gpus: int) -> tuple[float, float, float]:
-    """(CUDA context, NCCL buffers, allocator fragmentation) in bytes."""
-    return CUDA_CONTEXT, NCCL_BUFFERS if gpus > 1 else 0.0, allocated * FRAGMENTATION
+# What each runtime reserves beyond the tensors. vLLM takes gpu_memory_utilization (0.9) of the
+# card up front and fits weights, activations and the KV pool inside it; llama.cpp allocates
+# static ggml buffers (no caching allocator, so no fragmentation) and splits layers with plain
+# copies (no NCCL); Hugging Face device_map likewise moves activations between cards without
+# NCCL. Training and vLLM's tensor/pipeline parallel groups talk through NCCL.
+USABLE_SHARE = {"vllm": 0.9}
+NO_NCCL = frozenset({"llama.cpp", "transformers"})
+NO_FRAGMENTATION = frozenset({"llama.cpp"})
+
+
+def overhead(allocated: float, *, gpus: int, engine: str | None = None
+             ) -> tuple[float, float, float]:
+    """(CUDA context, NCCL buffers, allocator fragmentation) in bytes, for `gpus` cards that work
+    on one copy of the model together (a serving replica or a training job) under `engine`
+    (None: training with PyTorch)."""
+    nccl = NCCL_BUFFERS if gpus > 1 and engine not in NO_NCCL else 0.0
+    frag = 0.0 if engine in NO_FRAGMENTATION else allocated * FRAGMENTATION
+    return CUDA_CONTEXT, nccl, frag
+
+
+def usable_share(engine: str | None, gpu_util: float | None = None) -> float:
+    """Share of the card the engine lets the model use: vLLM's gpu_memory_utilization (0.9
+    unless gpu_util= sets it), the whole card for the others."""
+    if engine == "vllm" and gpu_util is not None:
+        return gpu_util
+    return USABLE_SHARE.get(engine or "", 1.0)
 
 
 @cache

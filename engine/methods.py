@@ -41,7 +41,7 @@ class MethodSpec(NamedTuple):
 
 
 SERVING_QUANTS = (
-    "bf16", "fp16", "fp8", "int8", "int4", "awq", "gptq", "nf4",
+    "bf16", "fp16", "fp8", "mxfp4", "int8", "int4", "awq", "gptq", "nf4",
     "q2_k", "q3_k_m", "q4_0", "q4_k_m", "q5_k_m", "q6_k", "q8_0",
 )
 _NOT_QUANTIZED = N_("quantized weights are for inference (or qlora)")
@@ -68,8 +68,9 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
         name="lora", aliases=(), zh_aliases=("LoRA微调", "LoRA训练", "低秩微调"),
         label="LoRA", title="LoRA",
         serving=False, adapters=True, quantized_base=False, pretraining=False,
-        # a frozen base in 16 or 8 bit; 4-bit bases are QLoRA
-        quants=("bf16", "fp16", "int8"), default_quant=None, quant_hint=N_("4-bit bases are qlora"),
+        # a frozen base in 16 or 8 bit (FP8 and MXFP4 as released); 4-bit bases are QLoRA
+        quants=("bf16", "fp16", "int8", "fp8", "mxfp4"), default_quant=None,
+        quant_hint=N_("4-bit bases are qlora"),
         variants=(_QLORA, _CHUNKED), whatif=True),
     MethodSpec(
         name="qlora", aliases=(), zh_aliases=("QLoRA微调", "QLoRA训练", "量化LoRA"),
@@ -84,7 +85,8 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
         label=N_("serving"), title=N_("Serve (inference)"),
         serving=True, adapters=False, quantized_base=False, pretraining=False,
         quants=SERVING_QUANTS, default_quant=None, quant_hint="",
-        variants=(Variant(N_("with 4-bit AWQ weights"), {"quant": "awq"}),
+        variants=(Variant(N_("with FP8 weights"), {"quant": "fp8"}),
+                  Variant(N_("with 4-bit AWQ weights"), {"quant": "awq"}),
                   Variant(N_("with an fp8 KV cache"), {"kv": "fp8"}),
                   Variant(N_("with GGUF Q4_K_M in llama.cpp"), {"quant": "q4_k_m"})),
         whatif=True),

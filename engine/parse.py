@@ -219,6 +219,15 @@ def _region(key: str, value: str) -> str:
         value=_short(value)), token=f"region={value}")
 
 
+def _seconds(key: str, value: str) -> float:
+    """`2`, `2s`, `500ms`."""
+    m = re.fullmatch(_NUMBER + r"(ms|s)?", value)
+    if not m or float(m.group(1)) <= 0:
+        raise ParseError(_("{key}={value} is not a time: write it like {key}=2 or {key}=500ms.")
+                         .format(key=key, value=_short(value)), token=f"{key}={value}")
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+
+
 def _hours(key: str, value: str) -> float:
     m = re.fullmatch(_NUMBER, value)
     if not m or not 0 < float(value) <= 744:
@@ -278,10 +287,23 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "months": ("months", _plain_count, N_("months to depreciate a purchase over, e.g. 36")),
     "power_price": ("power_price", lambda k, v: _positive(k, v), N_("per kWh in the answer's currency")),
     "goal": ("goal", lambda k, v: _choice(k, v, ("cost", "time")), "cost|time"),
+    "market": ("market", lambda k, v: _choice(k, v, ("china", "global"),
+                                              {"cn": "china", "prc": "china", "mainland": "china",
+                                               "intl": "global", "international": "global",
+                                               "us": "global", "world": "global"}),
+               "china|global"),
+    "mode": ("mode", lambda k, v: _choice(k, v, ("buy", "rent"),
+                                          {"purchase": "buy", "own": "buy", "cloud": "rent",
+                                           "lease": "rent"}), "buy|rent"),
+    "min_speed": ("min_speed", lambda k, v: _positive(k, v.removesuffix("tok/s")),
+                  N_("tokens/s each user must get when serving, e.g. 20")),
+    "ttft": ("ttft", lambda k, v: _seconds(k, v), N_("seconds to the first token, e.g. 2")),
+    "replicas": ("replicas", _plain_count, N_("independent copies of the model, e.g. 2")),
+    "gpu_util": ("gpu_util", _fraction, N_("share of the card vLLM may use (its "
+                                           "gpu_memory_utilization), e.g. 0.95")),
+    "days": ("days", lambda k, v: _positive(k, v.removesuffix("d")),
+             N_("days a tokens= training run may take, e.g. 14")),
 }
-# Keys the phrase tables already read but no request field takes yet: read, then set aside.
-# `prefer` (租用/购置, rent/buy) becomes a key in issue 12; then it moves into KEYS.
-PENDING_KEYS: dict[str, tuple[str, ...]] = {"prefer": ("rent", "buy")}
 KEY_ALIASES = {
     "card": "gpu", "cards": "gpus", "count": "gpus", "n": "gpus", "ngpus": "gpus",
     "seqlen": "seq", "seq_len": "seq", "max_seq_len": "seq", "sequence": "seq",
@@ -294,6 +316,9 @@ KEY_ALIASES = {
     "concurrent": "users", "streams": "users", "kv_cache": "kv", "kv_dtype": "kv",
     "tensor_parallel": "tp", "power": "power_price", "electricity": "power_price",
     "sort": "goal", "rank_by": "goal", "horizon": "months",
+    "speed": "min_speed", "min_tps": "min_speed", "tps": "min_speed", "deadline": "days",
+    "replica": "replicas", "first_token": "ttft", "time_to_first_token": "ttft",
+    "gpu_memory_utilization": "gpu_util", "mem_util": "gpu_util",
     "optimizer_in_bwd": "fused_step", "fused": "fused_step",
     "torch_compile": "compile", "backend": "engine",
     # the names training and serving configs give them (LLaMA-Factory, HF Trainer, vLLM)
@@ -352,7 +377,7 @@ def _grammar_word(word: str) -> bool:
         return rewritten(word)
     low = word.lower()
     key, sep, _value = low.partition("=")
-    return bool((sep and key.replace("_", "").isalnum()) or low in METHOD_WORDS
+    return bool((sep and key.replace("_", "").isalnum()) or low in METHOD_WORDS or low in MODES
                 or low in SERVING_QUANTS or low in BITS or SIZE_RE.match(low)
                 or catalog.find_model(word) is not None or _bare_card(word))
 
@@ -380,6 +405,7 @@ def _split(text: str) -> list[str]:
                          token=text[:20]) from err
 
 
+MODES = ("buy", "rent")  # the words for mode=: only buying, or only renting
 # "4bit", "8bit": the method's own format of that width (NF4 for QLoRA, int4 for serving)
 BITS = {"2bit": 2, "4bit": 4, "8bit": 8}
 FORMATS_BY_BITS = {2: ("q2_k",), 4: ("int4", "nf4", "awq", "gptq", "q4_k_m"),
@@ -409,8 +435,6 @@ def parse_option(token: str) -> tuple[str, Any]:
     if not sep or not key:
         raise ParseError(_("{token} is not key=value.").format(token=_short(token)), token=token)
     key = KEY_ALIASES.get(key, key)
-    if key in PENDING_KEYS and value.lower() in PENDING_KEYS[key]:
-        return key, None  # read, kept for the key it will become (PENDING_KEYS)
     if key not in KEYS:
         raise ParseError(_("unknown key {key}= ; keys: {keys}.").format(
                              key=_short(key), keys=", ".join(KEYS)),
@@ -429,18 +453,19 @@ def parse_option(token: str) -> tuple[str, Any]:
 def parse_fields(text: str, *, require_model: bool = True) -> Draft:
     """Read a line into a Draft without applying defaults (Slack threads merge these)."""
     words = _split(text)
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {"asked_in": "zh"} if has_cjk(text) else {}
     bits = 0
     for i, word in enumerate(words):
         low = word.lower()
         if "=" in word:
             name, value = parse_option(word)
-            if value is not None:
-                values[name] = value
+            values[name] = value
         elif low in BITS:
             bits = BITS[low]
         elif low in ("bf16", "fp16", "fp32"):
             values["precision"] = low  # "70B FP16 inference": the weights' dtype
+        elif low in MODES:
+            values["mode"] = low
         elif low.replace("-", "_") in SERVING_QUANTS and low not in ("bf16", "fp16"):
             values["quant"] = low.replace("-", "_")
         elif low in METHOD_WORDS:
@@ -542,7 +567,7 @@ def read_reply(text: str) -> Draft | None:
         return None
     pieces: list[str] = []
     for word in _join_sizes([w.strip(".:") for w in _REPLY_TOKEN.findall(low)]):
-        if "=" in word or word in METHOD_WORDS or word in BITS:
+        if "=" in word or word in METHOD_WORDS or word in BITS or word in MODES:
             pieces.append(word)
         elif word.replace("-", "_") in SERVING_QUANTS and word not in ("bf16", "fp16"):
             pieces.append(word)  # "what about awq?"
@@ -554,6 +579,7 @@ def read_reply(text: str) -> Draft | None:
         return None
     # the grammar reads a bare non-method word as MODEL only at the start
     models = [p for p in pieces if "=" not in p and p not in METHOD_WORDS and p not in BITS
+              and p not in MODES
               and p.replace("-", "_") not in SERVING_QUANTS]
     ordered = models[:1] + [p for p in pieces if p not in models[:1]]
     draft = parse_fields(" ".join(ordered), require_model=False)

@@ -1,12 +1,19 @@
-"""From a Request to ranked plans: enumerate card x count x sharding, keep what fits.
+"""From a Request to ranked plans: per card, the smallest count and sharding that runs and meets
+the service level (serving) or the deadline (training with tokens=); then ranked for the buyer.
 
 Memory depends on the card only through its capacity (and whether it has NVLink, which decides
 tensor parallelism), so components are computed once per (count, strategy) and compared against
 every card: that is what keeps a full answer within a few milliseconds.
+
+Verdicts are three: `fits` (the headroom stays free), `tight` (runs, with less free than the
+headroom: what published runs on a full card show), `no` (the engine cannot hold it). Each engine
+reserves memory as it really does (vLLM's gpu_memory_utilization; llama.cpp: static buffers, no
+NCCL).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import date
 from functools import lru_cache
@@ -17,15 +24,19 @@ from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.cost import price_plan
 from engine.i18n import _
+from engine.market import STATUS_TEXT, access
+from engine.market import Access as MarketAccess
 from engine.prices import PriceBook
 from engine.quant import weight_bytes
-from engine.recommend import score
+from engine.recommend import rank_key, tokens_text
 from engine.request import Request
-from engine.schema import Memory, Plan, Settings, Speed
+from engine.schema import Access, Memory, Plan, Service, Settings, Speed
 
-TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-SERVE_COUNTS = (1, 2, 4, 8, 16, 32)
+# Training counts up to the largest runs published (Llama 3 on 16,384 H100) and beyond.
+TRAIN_COUNTS = tuple(2**i for i in range(18))  # 1 .. 131,072
+SERVE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 GPUS_PER_SERVER = 8
+VERDICTS = ("fits", "tight", "no")
 
 
 class Strategy(NamedTuple):
@@ -34,11 +45,10 @@ class Strategy(NamedTuple):
     pp: int
     zero: int | None
     offload: str
+    replicas: int = 1  # serving: independent copies, each holding tp x pp GPUs
 
     def describe(self, gpus: int, serving: bool, nvlink: bool) -> str:
         if serving:
-            if gpus == 1:
-                return _("single GPU")
             parts = []
             if self.tp > 1:
                 parts.append(_("tensor parallel TP={tp}").format(tp=self.tp)
@@ -46,6 +56,10 @@ class Strategy(NamedTuple):
             if self.pp > 1:
                 parts.append(_("layer split over {n} GPUs").format(n=self.pp)
                              + ("" if nvlink else " (PCIe)"))
+            if not parts:
+                parts.append(_("single GPU"))
+            if self.replicas > 1:
+                parts.append(_("{n} replicas").format(n=self.replicas))
             return " + ".join(parts)
         parts = []
         if gpus == 1:
@@ -199,6 +213,10 @@ def _shard_text(s: Strategy, stage: int) -> str:
     return f" / ZeRO-{s.zero} shard {s.dp}" if (s.zero or 0) >= stage and s.dp > 1 else ""
 
 
+def users_per_replica(req: Request, s: Strategy) -> int:
+    return -(-req.users // s.replicas)
+
+
 def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     shards = s.tp * s.pp
     size = weight_bytes(spec, req.weight_quant)
@@ -208,22 +226,25 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         on_gpu -= size.by_role.get("token_embd", 0)
     weights = on_gpu / shards
     kv_bytes = 1 if req.kv == "fp8" else 2
-    kv = memory.kv_cache(spec, context=req.context, users=req.users, kv_bytes=kv_bytes,
+    users = users_per_replica(req, s)
+    kv = memory.kv_cache(spec, context=req.context, users=users, kv_bytes=kv_bytes,
                          tp=s.tp, pp=s.pp)
     engine = req.serving_engine
-    acts = memory.inference_activations(spec, context=req.context, users=req.users, tp=s.tp,
+    acts = memory.inference_activations(spec, context=req.context, users=users, tp=s.tp,
                                         engine=engine)
     detail = lambda: (  # noqa: E731
         ("weights", f"{size.total_bytes / 1e9:.2f} GB in {req.weight_quant} "
          f"({size.bits_per_weight:.2f} bits/weight; {size.note})"
          + (", token embeddings on the host as llama.cpp does" if gguf else "")
          + f" / {shards} GPU(s)"),
-        ("kv_cache", f"{req.users} sequence(s) x {req.context} tokens, {req.kv} KV ("
+        ("kv_cache", f"{users} sequence(s) x {req.context} tokens, {req.kv} KV ("
          + ("MLA latent" if spec.attention == "mla" else f"{spec.kv_heads} KV heads x head_dim "
             f"{spec.head_dim}") + (f", {spec.sliding_layers} layers capped at the "
                                    f"{spec.sliding_window}-token window" if spec.sliding_window
                                    and spec.sliding_layers else "")
-         + f") / TP {s.tp} / layer split {s.pp}"),
+         + f") / TP {s.tp} / layer split {s.pp}"
+         + (f"; each of {s.replicas} replicas serves {users} of the {req.users} users"
+            if s.replicas > 1 else "")),
         ("activations", f"prefill workspace of {engine}: "
          + (f"up to {memory.PREFILL_CHUNK[engine]} prompt tokens per pass"
             if engine in memory.PREFILL_CHUNK else "the whole prompt in one pass")
@@ -237,24 +258,51 @@ def components(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     return _inference(spec, req, s) if req.is_serving else _training(spec, req, s)
 
 
-def _total(c: Components, gpus: int) -> float:
-    ctx, nccl, frag = memory.overhead(c.allocated, gpus=gpus)
+def _runtime(req: Request, s: Strategy, gpus: int) -> tuple[str | None, int]:
+    """(engine, GPUs that work on one copy of the model): the serving replica, or the job."""
+    if req.is_serving:
+        return req.serving_engine, s.tp * s.pp
+    return None, gpus
+
+
+def _need(c: Components, req: Request, s: Strategy, gpus: int) -> float:
+    engine, group = _runtime(req, s, gpus)
+    ctx, nccl, frag = memory.overhead(c.allocated, gpus=group, engine=engine)
     return c.allocated + ctx + nccl + frag
 
 
-def build_memory(c: Components, gpus: int, gpu: GpuSpec, headroom: float) -> Memory:
-    ctx, nccl, frag = memory.overhead(c.allocated, gpus=gpus)
+def verdict_of(need: float, capacity: int, req: Request, s: Strategy, gpus: int) -> str:
+    """fits: the engine holds it and the headroom stays free; tight: it runs with less free;
+    no: more than the engine lets the model use."""
+    engine, _group = _runtime(req, s, gpus)
+    if need > capacity * memory.usable_share(engine, req.gpu_util):
+        return "no"
+    # the seeds' rule: the need plus 20% (headroom=) within the card
+    return "fits" if need * (1 + req.headroom) <= capacity else "tight"
+
+
+def build_memory(c: Components, req: Request, s: Strategy, gpus: int, gpu: GpuSpec) -> Memory:
+    engine, group = _runtime(req, s, gpus)
+    ctx, nccl, frag = memory.overhead(c.allocated, gpus=group, engine=engine)
     total = c.allocated + ctx + nccl + frag
+    verdict = verdict_of(total, gpu.memory_bytes, req, s, gpus)
     detail = dict(c.detail())
     detail["overhead"] = (f"CUDA context {_gib(ctx)}" + (f" + NCCL buffers {_gib(nccl)}" if nccl else "")
-                          + f" + allocator fragmentation {memory.FRAGMENTATION:.0%} = {_gib(frag)}")
+                          + (f" + allocator fragmentation {memory.FRAGMENTATION:.0%} = {_gib(frag)}"
+                             if frag else f" ({engine}: static buffers, no caching allocator)"))
+    share = memory.usable_share(engine, req.gpu_util)
+    if share < 1:
+        detail["usable"] = (f"{engine} takes gpu_memory_utilization {share:g} of the card"
+                            + (" (gpu_util=)" if req.gpu_util else "") + ": "
+                            f"{_gib(gpu.memory_bytes * share)} for weights, activations and "
+                            "the KV cache")
     return Memory.build(
         weights=round(c.weights), gradients=round(c.gradients), optimizer=round(c.optimizer),
         activations=round(c.activations), kv_cache=round(c.kv_cache),
         overhead=round(ctx + nccl + frag), reused=round(c.reused),
-        total=round(total), headroom=round(total * headroom),
-        capacity=gpu.memory_bytes, fits=total * (1 + headroom) <= gpu.memory_bytes,
-        host_offload=round(c.host), detail=detail)
+        total=round(total), headroom=round(total * req.headroom),
+        capacity=gpu.memory_bytes, usable=round(gpu.memory_bytes * share),
+        fits=verdict == "fits", verdict=verdict, host_offload=round(c.host), detail=detail)
 
 
 # -- strategies ------------------------------------------------------------------------------
@@ -265,18 +313,38 @@ def _tp_options(spec: ModelSpec, gpus: int) -> list[int]:
     return [t for t in (1, 2, 4, 8) if t <= gpus and gpus % t == 0 and spec.heads % t == 0]
 
 
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _serving_strategies(spec: ModelSpec, req: Request, gpus: int) -> list[Strategy]:
+    """Tensor parallel inside a server (over NVLink or PCIe, vLLM only), layer split across
+    servers or where TP is not possible, and replicas that share the users."""
+    tps = [req.tp] if req.tp else (
+        [t for t in _tp_options(spec, gpus)] if req.serving_engine == "vllm" else [1])
+    out = []
+    for tp in tps:
+        if gpus % tp:
+            continue
+        per_tp = gpus // tp
+        replicas = [req.replicas] if req.replicas else [r for r in _divisors(per_tp)
+                                                         if r <= req.users]
+        for r in replicas:
+            if per_tp % r:
+                continue
+            pp = per_tp // r
+            if pp > 1 and tp < min(GPUS_PER_SERVER, gpus) and req.serving_engine == "vllm" \
+                    and not req.tp and tp * 2 in tps and pp * tp <= GPUS_PER_SERVER:
+                continue  # inside a server vLLM splits by TP, not by layers
+            out.append(Strategy(tp, 1, pp, None, "none", r))
+    return out
+
+
 def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[Strategy]:
     """Candidate shardings for `gpus` cards, lightest communication first."""
-    offload = req.offload or "none"
     if req.is_serving:
-        if req.tp:
-            if gpus % req.tp:
-                return []
-            return [Strategy(req.tp, 1, gpus // req.tp, None, "none")]
-        if gpus == 1:
-            return [Strategy(1, 1, 1, None, "none")]
-        tp = min(gpus, GPUS_PER_SERVER) if nvlink and spec.heads % min(gpus, 8) == 0 else 1
-        return [Strategy(tp, 1, gpus // tp, None, "none")]
+        return _serving_strategies(spec, req, gpus)
+    offload = req.offload or "none"
     tps = [req.tp] if req.tp else ([t for t in _tp_options(spec, gpus) if nvlink or t == 1])
     out = []
     for tp in tps:
@@ -308,128 +376,271 @@ def settings_for(req: Request, s: Strategy) -> Settings:
         checkpointing=req.checkpointing_mode, precision=req.precision,
         optimizer=req.optimizer if training else None, quant=req.weight_quant,
         seq=req.seq_len if training else None, batch=req.batch if training else None,
-        context=None if training else req.context, users=None if training else req.users)
+        context=None if training else req.context, users=None if training else req.users,
+        replicas=s.replicas, engine=req.serving_engine if req.is_serving else None)
 
 
-def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
-          today: date, book: PriceBook) -> Plan:
-    c = _cached_components(spec, req, s)
-    mem = build_memory(c, gpus, gpu, req.headroom)
-    notes = []
-    if gpus > GPUS_PER_SERVER:
-        notes.append(_("{servers} servers of {per}: needs RoCE or InfiniBand between them")
-                     .format(servers=gpus // GPUS_PER_SERVER, per=GPUS_PER_SERVER))
-    if not mem.fits and mem.total <= mem.capacity:
-        free = 1 - mem.total / mem.capacity
-        notes.append(_("tight: runs with {free:.0%} of the card free, under the {headroom:.0%} "
-                       "headroom this answer keeps (set headroom= to accept less)")
-                     .format(free=free, headroom=req.headroom))
-    if req.is_training and gpus > 1 and not gpu.has_nvlink:
-        notes.append(_("{card} has no NVLink: gradient and shard traffic goes over PCIe")
-                     .format(card=gpu.display))
-    plan_speed_ = plan_speed(spec, req, gpu, gpus, s)
-    return Plan.build(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
-                strategy=s.describe(gpus, req.is_serving, gpu.has_nvlink),
-                settings=settings_for(req, s), memory=mem, speed=plan_speed_,
-                cost=price_plan(gpu, gpus, req, today, plan_speed_.train_hours, book), notes=notes)
+# -- speed and service -------------------------------------------------------------------------
 
 
 def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> Speed:
     if req.is_serving:
+        users = users_per_replica(req, s)
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
-                               users=req.users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
+                               users=users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
                                pp=s.pp, engine=req.serving_engine)
         return Speed.build(decode_tokens_per_s=round(sp.decode_per_sequence, 1),
-                     decode_tokens_per_s_aggregate=round(sp.decode_aggregate, 1),
-                     prefill_tokens_per_s=round(sp.prefill), detail=sp.detail)
-    trainable = (memory.lora_params(spec, req.rank, req.targets)
-                 if req.spec.adapters else spec.params)
-    tr = speed.train_speed(spec, gpu, gpus=gpus, method=req.spec,
-                           checkpointing=req.checkpointing_mode, seq=req.seq_len, batch=req.batch,
-                           zero=s.zero or 0, tp=s.tp, tokens=req.tokens, trainable=trainable,
-                           offload=s.offload, pp=s.pp)
+                           decode_tokens_per_s_aggregate=round(
+                               sp.decode_per_sequence * req.users, 1),
+                           prefill_tokens_per_s=round(sp.prefill), detail=sp.detail)
+    tr = _train(spec, req, gpu, gpus, s, tokens=req.tokens)
     hours = tr.gpu_hours / gpus if tr.gpu_hours is not None else None
     return Speed.build(train_tokens_per_s=round(tr.tokens_per_s, 1),
-                 train_gpu_hours=None if tr.gpu_hours is None else round(tr.gpu_hours, 1),
-                 train_hours=None if hours is None else round(hours, 2), mfu=round(tr.mfu, 3),
-                 detail=tr.detail)
+                       train_gpu_hours=None if tr.gpu_hours is None else round(tr.gpu_hours, 1),
+                       train_hours=None if hours is None else round(hours, 2),
+                       mfu=round(tr.mfu, 3), detail=tr.detail)
 
 
-def fit_at(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int) -> tuple[Strategy | None, tuple]:
-    """The strategy to use on n cards (the fastest that fits; ties keep the lighter one), or
-    None and the closest miss as (need, strategy)."""
-    fitting = []
-    closest: tuple = ()
-    for s in strategies(spec, req, n, gpu.has_nvlink):
-        need = _total(_cached_components(spec, req, s), n) * (1 + req.headroom)
-        if need <= gpu.memory_bytes:
-            fitting.append(s)
-        elif not closest or need < closest[0]:
-            closest = (need, s)
-    if not fitting:
-        return None, closest
-    if len(fitting) == 1 or not req.is_training:
-        return fitting[0], closest
-    return max(fitting, key=lambda s: _train_rate(spec, req, gpu, n, s)), closest
-
-
-def best_for_card(spec: ModelSpec, req: Request, gpu: GpuSpec,
-                  counts: tuple[int, ...]) -> tuple[int, Strategy, bool] | None:
-    """Smallest count that fits (with its strategy); else the closest miss."""
-    closest: tuple[float, int, Strategy] | None = None
-    for n in counts:
-        s, miss = fit_at(spec, req, gpu, n)
-        if s is not None:
-            return n, s, True
-        if miss and (closest is None or miss[0] < closest[0]):
-            closest = (miss[0], n, miss[1])
-    return (closest[1], closest[2], False) if closest else None
-
-
-def _train_rate(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> float:
+def _train(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
+           tokens: int | None) -> speed.TrainSpeed:
     trainable = (memory.lora_params(spec, req.rank, req.targets)
                  if req.spec.adapters else spec.params)
     return speed.train_speed(spec, gpu, gpus=gpus, method=req.spec,
                              checkpointing=req.checkpointing_mode, seq=req.seq_len,
-                             batch=req.batch, zero=s.zero or 0, tp=s.tp, tokens=None,
-                             trainable=trainable, offload=s.offload, pp=s.pp).tokens_per_s
+                             batch=req.batch, zero=s.zero or 0, tp=s.tp, tokens=tokens,
+                             trainable=trainable, offload=s.offload, pp=s.pp)
+
+
+def service_of(req: Request, sp: Speed) -> Service:
+    """What the plan gives against the service level (serving) or the deadline (tokens=)."""
+    if req.is_serving:
+        per = sp.decode_tokens_per_s or 0.0
+        ttft = req.context / sp.prefill_tokens_per_s if sp.prefill_tokens_per_s else math.inf
+        misses = []
+        if per < req.decode_floor:
+            misses.append(_("{per:.1f} tokens/s per user, under the {floor:g} asked").format(
+                per=per, floor=req.decode_floor))
+        if ttft > req.ttft_ceiling:
+            misses.append(_("{ttft:.1f} s to the first token at {context} tokens, over the "
+                            "{ceiling:g} s asked").format(ttft=ttft, context=req.context,
+                                                          ceiling=req.ttft_ceiling))
+        return Service.build(meets=not misses, decode_floor=req.decode_floor,
+                             decode_per_user=round(per, 1), ttft_ceiling_s=round(req.ttft_ceiling, 2),
+                             ttft_s=round(ttft, 2) if math.isfinite(ttft) else None,
+                             misses=misses)
+    if req.tokens is not None and sp.train_hours is not None:
+        days = sp.train_hours / 24
+        misses = [] if days <= req.deadline_days else [
+            _("{days:,.1f} days for the {tokens} tokens, over the {deadline:g} days allowed")
+            .format(days=days, tokens=tokens_text(req.tokens), deadline=req.deadline_days)]
+        return Service.build(meets=not misses, deadline_days=req.deadline_days,
+                             days=round(days, 2), misses=misses)
+    return Service.build(meets=True)
+
+
+# -- choosing a configuration per card -------------------------------------------------------------
+
+
+class Candidate(NamedTuple):
+    gpus: int
+    strategy: Strategy
+    verdict: str
+    need: float  # bytes per GPU
+    meets: bool
+    reach: float  # how close to the service level or deadline: 1 = met, higher is better
+    speed: float  # tokens/s per user (serving) or for the whole plan (training)
+
+
+def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
+               ) -> Candidate:
+    need = _need(_cached_components(spec, req, s), req, s, n)
+    verdict = verdict_of(need, gpu.memory_bytes, req, s, n)
+    if verdict == "no":
+        return Candidate(n, s, verdict, need, False, 0.0, 0.0)
+    if req.is_serving:
+        sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
+                               users=users_per_replica(req, s),
+                               kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,
+                               engine=req.serving_engine)
+        ttft = req.context / sp.prefill if sp.prefill else math.inf
+        reach = min(sp.decode_per_sequence / req.decode_floor, req.ttft_ceiling / ttft)
+        return Candidate(n, s, verdict, need, reach >= 1, reach, sp.decode_per_sequence)
+    tr = _train(spec, req, gpu, n, s, tokens=req.tokens)
+    if req.tokens is None or tr.gpu_hours is None:
+        return Candidate(n, s, verdict, need, True, 1.0, tr.tokens_per_s)
+    days = tr.gpu_hours / n / 24
+    reach = req.deadline_days / days if days else math.inf
+    return Candidate(n, s, verdict, need, reach >= 1, reach, tr.tokens_per_s)
+
+
+def _best_at(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int) -> Candidate | None:
+    """The strategy to use on n cards: meets the service level, then fits, then the fastest
+    (ties keep the lighter communication); when only tight ones run, the one that leaves the
+    most free; None when no sharding is valid."""
+    found = [_candidate(spec, req, gpu, n, s) for s in strategies(spec, req, n, gpu.has_nvlink)]
+    if not found:
+        return None
+    return min(found, key=lambda c: (VERDICTS.index(c.verdict) == 2, not c.meets,
+                                     VERDICTS.index(c.verdict),
+                                     -c.speed if c.verdict == "fits" else c.need))
+
+
+def _first_count_that_runs(spec: ModelSpec, req: Request, gpu: GpuSpec,
+                           counts: tuple[int, ...]) -> int:
+    """Galloping search for the smallest count whose best sharding runs: memory per GPU only
+    falls as cards are added, and training counts run to 131,072."""
+
+    def runs(i: int) -> bool:  # memory only: no speed needed to know that a count runs
+        n = counts[i]
+        return any(verdict_of(_need(_cached_components(spec, req, s), req, s, n),
+                              gpu.memory_bytes, req, s, n) != "no"
+                   for s in strategies(spec, req, n, gpu.has_nvlink))
+
+    last, below, i = len(counts) - 1, -1, 0
+    while not runs(i):
+        if i == last:
+            return 0  # nothing runs: scan them all for the closest miss
+        below, i = i, min(2 * i + 1, last)
+    lo, hi = below + 1, i
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if runs(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return counts[lo]
+
+
+def choose(spec: ModelSpec, req: Request, gpu: GpuSpec,
+           counts: tuple[int, ...]) -> Candidate | None:
+    """The smallest count that fits and meets the service level or deadline; else the smallest
+    that runs (tight) and meets it; else the one that comes closest; else the closest miss."""
+    seen: list[Candidate] = []
+    skip_below = _first_count_that_runs(spec, req, gpu, counts) if len(counts) > 8 else 0
+    for n in counts:
+        if n < skip_below:
+            continue
+        c = _best_at(spec, req, gpu, n)
+        if c is None:
+            continue
+        seen.append(c)
+        if c.verdict == "fits" and c.meets:
+            break
+        if c.verdict == "tight" and c.meets and req.is_serving and n >= GPUS_PER_SERVER:
+            break  # a full server that serves: more servers would not be preferred
+        if c.verdict != "no" and not c.meets and req.is_training and c.reach > 0:
+            # training time falls about as 1/n: jump close to the count the deadline needs
+            skip_below = int(n / c.reach)
+    if not seen:
+        return None
+    runs = [c for c in seen if c.verdict != "no"]
+    # serving from one server beats a roomier fit across several (the guides' 8 x H20 serving
+    # DeepSeek-R1 in FP8 runs tight, and runs)
+    one_server = ((True, False) if req.is_serving else (False,))
+    for single in one_server:
+        for verdict in ("fits", "tight"):
+            good = [c for c in runs if c.verdict == verdict and c.meets
+                    and (not single or c.gpus <= GPUS_PER_SERVER)]
+            if good:
+                return min(good, key=lambda c: c.gpus)
+    if runs:
+        return max(runs, key=lambda c: (c.reach, -c.gpus))
+    return min(seen, key=lambda c: c.need / gpu.memory_bytes)
 
 
 # -- plans -----------------------------------------------------------------------------------
 
 
+def _access_doc(a: MarketAccess, market: str) -> Access:
+    return Access.build(market=market, status=a.status, can_buy=a.can_buy, can_rent=a.can_rent,
+                        note=a.note, source=a.source, as_of=a.as_of)
+
+
+def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, c: Candidate, today: date,
+          book: PriceBook) -> Plan:
+    s, gpus = c.strategy, c.gpus
+    comp = _cached_components(spec, req, s)
+    mem = build_memory(comp, req, s, gpus, gpu)
+    notes = []
+    if gpus > GPUS_PER_SERVER:
+        notes.append(_("{servers} servers of {per}: needs RoCE or InfiniBand between them")
+                     .format(servers=-(-gpus // GPUS_PER_SERVER), per=GPUS_PER_SERVER))
+    if mem.verdict == "tight":
+        notes.append(_("tight: runs with {free:.0%} of the card free, under the {headroom:.0%} "
+                       "headroom advised (set headroom= to accept less)")
+                     .format(free=1 - mem.total / mem.capacity, headroom=req.headroom))
+    if req.is_training and gpus > 1 and not gpu.has_nvlink:
+        notes.append(_("{card} has no NVLink: gradient and shard traffic goes over PCIe")
+                     .format(card=gpu.display))
+    if gpu.serving_stack:
+        notes.append(_("software: {stack}").format(stack=gpu.serving_stack))
+    market = req.market_choice.market
+    got = access(gpu.name, market)
+    if got.status in ("secondary", "rental"):
+        notes.append(_("in the {market} market: {status}").format(
+            market=market, status=_(STATUS_TEXT[got.status])))
+    sp = plan_speed(spec, req, gpu, gpus, s)
+    runs = mem.verdict != "no"
+    return Plan.build(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
+                      strategy=s.describe(gpus, req.is_serving, gpu.has_nvlink),
+                      settings=settings_for(req, s), memory=mem, speed=sp,
+                      cost=price_plan(gpu, gpus, req, today, sp.train_hours, book, got)
+                      if runs else None,
+                      notes=notes, verdict=mem.verdict, access=_access_doc(got, market),
+                      service=service_of(req, sp) if runs else Service.build(
+                          meets=False, misses=[_("does not run: needs more memory per GPU")]))
+
+
+def obtainable(card: str, req: Request, book: PriceBook) -> bool:
+    """The asker can buy or rent the card in their market, the way mode= asks: by the
+    availability data, or by a vendor quote the team recorded itself."""
+    a = access(card, req.market_choice.market)
+    buy = a.can_buy or book.team_quoted(card, "buy")
+    rent = a.can_rent or book.team_quoted(card, "rent")
+    return (buy and req.mode != "rent") or (rent and req.mode != "buy")
+
+
 def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
-                 book: PriceBook) -> tuple[list[Plan], list[str]]:
-    """Per card, the smallest count that fits (or, pinned, the asked configuration), ranked best
-    first; and a line for each card left out."""
-    cards = [catalog.gpus()[req.gpu]] if req.gpu else list(catalog.gpus().values())
+                 book: PriceBook) -> tuple[list[Plan], list[str], list[str]]:
+    """Per card the configuration `choose` picks (or, pinned, the asked one), ranked best first
+    (engine.recommend.rank_key); a line for each card left out; and the cards the market rules
+    out (they are planned only when gpu= names one)."""
+    if req.gpu:
+        cards = [catalog.gpus()[req.gpu]]
+        excluded: list[str] = []
+    else:
+        cards = [g for g in catalog.gpus().values() if obtainable(g.name, req, book)]
+        excluded = [g.name for g in catalog.gpus().values()
+                    if not obtainable(g.name, req, book)]
     default_counts = SERVE_COUNTS if req.is_serving else TRAIN_COUNTS
     counts = (req.gpus,) if req.gpus else default_counts
     plans: list[Plan] = []
     misses: list[str] = []
     for gpu in cards:
-        found = best_for_card(spec, req, gpu, counts)
-        if found is None:
+        c = choose(spec, req, gpu, counts)
+        if c is None:
             misses.append(_("{card}: no valid sharding for gpus={gpus}").format(
                 card=gpu.name, gpus=req.gpus))
             continue
-        n, s, fits = found
-        if not fits and not req.gpu:
+        if c.verdict == "no" and not req.gpu:
             misses.append(_("{card}: does not fit in {count} cards").format(
                 card=gpu.display, count=counts[-1]))
             continue
-        options = [_plan(spec, req, gpu, n, s, today, book)]
-        if fits and req.goal == "time" and not req.gpus:
-            # more cards finish sooner: consider up to 8x the smallest count (one server at least)
-            for bigger in (c for c in counts if n < c <= max(8 * n, GPUS_PER_SERVER)):
-                more, _miss = fit_at(spec, req, gpu, bigger)
-                if more is not None:
-                    options.append(_plan(spec, req, gpu, bigger, more, today, book))
-        plans.append(min(options, key=lambda p: score(p, req)))
-    plans.sort(key=lambda p: (score(p, req), p.gpus * p.memory.capacity))
-    return plans, misses
+        options = [_plan(spec, req, gpu, c, today, book)]
+        if c.verdict != "no" and c.meets and req.goal == "time" and not req.gpus:
+            # more cards finish sooner: consider up to 8x the count (one server at least)
+            for bigger in (n for n in counts if c.gpus < n <= max(8 * c.gpus, GPUS_PER_SERVER)):
+                more = _best_at(spec, req, gpu, bigger)
+                if more is not None and more.verdict != "no":
+                    options.append(_plan(spec, req, gpu, more, today, book))
+        plans.append(min(options, key=lambda p: rank_key(p, req)))
+    plans.sort(key=lambda p: rank_key(p, req))
+    return plans, misses, excluded
 
 
 def usable(plan: Plan | None, req: Request) -> bool:
-    """A plan the answer can recommend: it fits, and fits the budget when one is given."""
-    return plan is not None and score(plan, req)[0] != float("inf")
+    """A plan the answer can recommend: it runs, meets the service level or deadline, and is
+    known to fit the budget when one is given."""
+    if plan is None or plan.verdict == "no" or plan.service is None or not plan.service.meets:
+        return False
+    return req.budget is None or (plan.cost is not None and plan.cost.within_budget is True)

@@ -34,6 +34,9 @@ class Price(_Row):
     source: str
     quoted: date
     note: str = ""
+    # a quote the team got from its own vendor: evidence the team can buy or rent the item in
+    # its market, whatever the public availability data says
+    team_quote: bool = False
 
     @property
     def mid(self) -> float:
@@ -96,12 +99,19 @@ class PriceBook(_Row):
     depreciation_months: Assumption
     claims: dict[str, Claim]
     _by_item: dict[tuple[str, str], tuple[Price, ...]] = PrivateAttr(default_factory=dict)
+    _team: frozenset[tuple[str, str]] = PrivateAttr(default_factory=frozenset)
 
     def model_post_init(self, _context: object) -> None:
         index: dict[tuple[str, str], list[Price]] = {}
+        team: set[tuple[str, str]] = set()
         for row in self.prices:
             index.setdefault((row.item, row.kind), []).append(row)
+            if row.team_quote:
+                card = row.item.removeprefix("server:").split("x", 1)[1] if row.item.startswith(
+                    "server:") else row.item
+                team.add((card, "buy" if row.kind.startswith("buy") else "rent"))
         self._by_item = {k: tuple(v) for k, v in index.items()}
+        self._team = frozenset(team)
 
     def convert(self, amount: float, source: str, target: str) -> float:
         if source == target:
@@ -118,6 +128,11 @@ class PriceBook(_Row):
 
     def candidates(self, item: str, kind: str) -> tuple[Price, ...]:
         return self._by_item.get((item, kind), ())
+
+    def team_quoted(self, card: str, kind: str) -> bool:
+        """Whether the team has its own vendor quote to buy ("buy") or rent ("rent") `card`,
+        as a card or in a server."""
+        return (card, kind) in self._team
 
     def power_price(self, region: str) -> Power | None:
         for row in self.power:

@@ -122,6 +122,7 @@ ALIASES: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=256)
 def canonical_quant(name: str) -> str:
     """A spelling as the catalog names it (`Q4-K-M` -> q4_k_m, `4bit` -> nf4); unknown names come
     back normalised but unresolved."""

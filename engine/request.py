@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Literal, NamedTuple, Union, get_args, get_origin
 
 import annotated_types
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.market import MARKET_CURRENCY, MarketChoice, choose_market
 from engine.methods import METHOD_NAMES, MethodSpec, method
 from engine.quant import get_quant
 
@@ -28,6 +30,7 @@ Engine = Literal["vllm", "transformers", "llama.cpp"]
 Targets = Literal["attn", "all"]
 KvDtype = Literal["fp16", "fp8"]
 Currency = Literal["CNY", "USD"]
+Market = Literal["china", "global"]
 
 
 
@@ -81,6 +84,15 @@ def construct_checked(cls: type[BaseModel], values: Mapping[str, Any]) -> Any:
         return None
     return cls.model_construct(**out)
 
+# Serving defaults. A reader keeps pace with about 15 tokens/s (roughly 10 English words or 20
+# Chinese characters a second, faster than people read). The first token of a prompt as long as
+# the context asked for may take as long as prefilling it at 800 tokens/s (a full 8k prompt in
+# 10 s), never less than 2 s (MLPerf Inference's Llama 2 70B server limit, set for prompts of a
+# few hundred tokens).
+READING_PACE = 15.0
+TTFT_FLOOR_S = 2.0
+PREFILL_FLOOR = 800.0
+
 
 class Money(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -97,7 +109,7 @@ class Request(BaseModel):
     model: str
     method: Method
     gpu: str | None = None
-    gpus: int | None = Field(None, ge=1, le=4096)
+    gpus: int | None = Field(None, ge=1, le=131_072)  # Llama 3 used 16,384 H100; room above
     seq: int | None = Field(None, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=4096)
     precision: Precision = "bf16"
@@ -126,6 +138,17 @@ class Request(BaseModel):
     months: int = Field(36, ge=1, le=120)
     power_price: float | None = Field(None, gt=0, le=100)
     goal: Literal["cost", "time"] = "cost"
+    # Where the asker buys or rents (engine/market.py): None follows the question.
+    market: Market | None = None
+    asked_in: Literal["zh", "en"] | None = None  # the question's language, set by the grammar
+    mode: Literal["buy", "rent"] | None = None  # only buying, or only renting
+    # Service level when serving, deadline when training (tokens=): plans that miss are ranked
+    # after those that meet them.
+    min_speed: float | None = Field(None, gt=0, le=10_000)  # tokens/s per user
+    ttft: float | None = Field(None, gt=0, le=3600)  # seconds to the first token
+    replicas: int | None = Field(None, ge=1, le=4096)  # independent copies serving users=
+    gpu_util: float | None = Field(None, ge=0.3, le=1)  # vLLM's gpu_memory_utilization
+    days: float | None = Field(None, gt=0, le=3650)  # wall-clock days a tokens= run may take
 
     def __hash__(self) -> int:
         # requests key the planner's component cache: a few fields (equal requests agree on
@@ -173,12 +196,39 @@ class Request(BaseModel):
         return "full" if self.is_training else "none"
 
     @property
+    def market_choice(self) -> MarketChoice:
+        """The market the answer serves and why (engine/market.py)."""
+        stated = self.currency or (self.budget.currency if self.budget else None)
+        return choose_market(market=self.market, region=self.region, asked_in=self.asked_in,
+                             currency=stated)
+
+    @property
     def answer_currency(self) -> Currency:
         if self.currency is not None:
             return self.currency
         if self.budget is not None and self.budget.currency is not None:
             return self.budget.currency
-        return "CNY"  # the seeds' market
+        return MARKET_CURRENCY[self.market_choice.market]  # type: ignore[return-value]
+
+    @property
+    def decode_floor(self) -> float:
+        """Tokens/s each user must get: min_speed=, else a reading pace."""
+        return self.min_speed if self.min_speed is not None else READING_PACE
+
+    @property
+    def ttft_ceiling(self) -> float:
+        """Seconds to the first token for a prompt as long as context=: ttft=, else context /
+        800 tokens/s and at least 2 s (a full 8k prompt in 10 s, 128k in 160 s)."""
+        if self.ttft is not None:
+            return self.ttft
+        return max(TTFT_FLOOR_S, self.context / PREFILL_FLOOR)
+
+    @property
+    def deadline_days(self) -> float:
+        """Wall-clock days a tokens= run may take: days=, else 30 (fine-tuning) or 90."""
+        if self.days is not None:
+            return self.days
+        return 90.0 if self.spec.pretraining else 30.0
 
     @property
     def hours_per_month(self) -> float:
@@ -193,7 +243,7 @@ class Request(BaseModel):
         """GGUF files run in llama.cpp; everything else is sized for vLLM unless engine= says."""
         if self.engine is not None:
             return self.engine
-        return "llama.cpp" if get_quant(self.weight_quant).family == "gguf" else "vllm"
+        return _default_engine(self.weight_quant)
 
     @property
     def weight_quant(self) -> str:
@@ -201,6 +251,11 @@ class Request(BaseModel):
         if self.quant is not None:
             return self.quant
         return self.spec.default_quant or self.precision
+
+
+@cache
+def _default_engine(quant: str) -> Engine:
+    return "llama.cpp" if get_quant(quant).family == "gguf" else "vllm"
 
 
 class Draft(NamedTuple):

@@ -23,11 +23,19 @@ def _takes_float(annotation: Any) -> bool:
     return False
 
 
+_MISSING = object()
+
+
 class _Layout(NamedTuple):
-    names: tuple[str, ...]  # in declaration order, as validation fills __dict__
-    defaults: dict[str, Any]
-    factories: dict[str, Callable[[], Any]]
+    template: dict[str, Any]  # every field in declaration order: its default, or _MISSING
+    names: frozenset[str]
+    refill: tuple[tuple[str, Callable[[], Any]], ...]  # mutable defaults and factories: fresh
+    required: frozenset[str]
     floats: frozenset[str]
+
+
+def _fresh(value: Any) -> Callable[[], Any]:
+    return lambda: copy.copy(value)  # mutable defaults are copied, as pydantic copies them
 
 
 @cache
@@ -35,13 +43,21 @@ def _layout(cls: type[BaseModel]) -> _Layout:
     # what model_construct works out on every call, worked out once per class
     assert not cls.__pydantic_post_init__ and not cls.__private_attributes__, cls
     fields = cls.model_fields
-    return _Layout(
-        names=tuple(fields),
-        defaults={n: f.default for n, f in fields.items()
-                  if f.default_factory is None and not f.is_required()},
-        factories={n: f.default_factory for n, f in fields.items()  # type: ignore[misc]
-                   if f.default_factory is not None},
-        floats=frozenset(n for n, f in fields.items() if _takes_float(f.annotation)))
+    template: dict[str, Any] = {}
+    refill: list[tuple[str, Callable[[], Any]]] = []
+    for name, f in fields.items():
+        if f.default_factory is not None:
+            template[name] = _MISSING
+            refill.append((name, f.default_factory))  # type: ignore[arg-type]
+        elif f.is_required():
+            template[name] = _MISSING
+        else:
+            template[name] = f.default
+            if isinstance(f.default, list | dict | set):
+                refill.append((name, _fresh(f.default)))
+    return _Layout(template=template, names=frozenset(fields), refill=tuple(refill),
+                   required=frozenset(n for n, f in fields.items() if f.is_required()),
+                   floats=frozenset(n for n, f in fields.items() if _takes_float(f.annotation)))
 
 
 class _Doc(BaseModel):
@@ -55,22 +71,18 @@ class _Doc(BaseModel):
         float fields become floats (as validation would make them) and defaults are filled.
         tests/engine/test_schema.py checks built documents against their validated twins."""
         layout = _layout(cls)
-        unknown = fields.keys() - set(layout.names)
-        if unknown:
-            raise TypeError(f"{cls.__name__} has no field {sorted(unknown)}")
-        values: dict[str, Any] = {}
-        for name in layout.names:
-            if name in fields:
-                value = fields[name]
-                values[name] = float(value) if type(value) is int and name in layout.floats \
-                    else value
-            elif name in layout.defaults:
-                value = layout.defaults[name]  # mutable defaults copied, as pydantic copies them
-                values[name] = copy.copy(value) if isinstance(value, list | dict | set) else value
-            elif name in layout.factories:
-                values[name] = layout.factories[name]()
-            else:
-                raise TypeError(f"{cls.__name__}.{name} is required")
+        if not fields.keys() <= layout.names:
+            raise TypeError(f"{cls.__name__} has no field {sorted(fields.keys() - layout.names)}")
+        if not layout.required <= fields.keys():
+            raise TypeError(f"{cls.__name__} needs {sorted(layout.required - fields.keys())}")
+        values = layout.template.copy()  # keeps the declaration order validation would give
+        values.update(fields)
+        for name in layout.floats & fields.keys():
+            if type(fields[name]) is int:
+                values[name] = float(fields[name])
+        for name, make in layout.refill:
+            if name not in fields:
+                values[name] = make()
         doc = cls.__new__(cls)
         object.__setattr__(doc, "__dict__", values)  # what model_construct sets, and no more
         object.__setattr__(doc, "__pydantic_fields_set__", set(fields))
@@ -90,7 +102,11 @@ class Memory(_Doc):
     total: int = Field(description="the six components above minus reused: the peak")
     headroom: int = Field(description="margin kept free: total x headroom fraction")
     capacity: int = Field(description="card memory as the driver reports it")
-    fits: bool = Field(description="total + headroom <= capacity")
+    usable: int = Field(0, description="what the engine lets the model use (vLLM reserves "
+                                       "gpu_memory_utilization 0.9 of the card)")
+    fits: bool = Field(description="verdict is fits: total + headroom within the card")
+    verdict: str = Field("fits", description="fits | tight (runs, with less than headroom "
+                                             "free) | no (does not run)")
     host_offload: int = Field(0, description="bytes moved to host RAM by offload=")
     detail: dict[str, str] = Field(default_factory=dict, description="formula per component")
 
@@ -136,9 +152,15 @@ class Cost(_Doc):
     break_even_hours_per_month: float | None
     seeds_claim_hours_per_month: float = Field(400, description="the seeds' fixed threshold")
     job: JobCost
-    mode: str | None = Field(None, description="buy or rent: cheaper over `months`")
+    mode: str | None = Field(None, description="buy or rent: cheaper over `months`, among the "
+                                              "ways the market allows (and the budget, if any)")
     horizon_total: float | None = None
     within_budget: bool | None = None
+    budget: float | None = Field(None, description="the budget in `currency`, if one was given")
+    rent_horizon_total: float | None = Field(
+        None, description="renting for the job (tokens=) or `months`: what a budget is held to")
+    buy_allowed: bool = Field(True, description="the card can be bought in the market")
+    rent_allowed: bool = Field(True, description="the card can be rented in the market")
     price_sources: list[str] = []
     stale: list[str] = []
     notes: list[str] = []
@@ -160,6 +182,33 @@ class Settings(_Doc):
     batch: int | None
     context: int | None
     users: int | None
+    replicas: int = Field(1, description="independent copies of the model serving `users`")
+    engine: str | None = Field(None, description="serving engine the plan is sized for")
+
+
+class Access(_Doc):
+    """Whether the asker can get this card in their market (engine/data/availability.toml)."""
+
+    market: str
+    status: str = Field(description="new | secondary | rental | grey | unavailable | unknown")
+    can_buy: bool
+    can_rent: bool
+    note: str = ""
+    source: str = ""
+    as_of: str = ""
+
+
+class Service(_Doc):
+    """The service level a serving plan gives, or the deadline a training run keeps."""
+
+    meets: bool = Field(description="meets every floor, ceiling and deadline below")
+    decode_floor: float | None = Field(None, description="tokens/s each user must get")
+    decode_per_user: float | None = None
+    ttft_ceiling_s: float | None = Field(None, description="seconds to the first token allowed")
+    ttft_s: float | None = Field(None, description="prefill of one prompt of `context` tokens")
+    deadline_days: float | None = Field(None, description="for tokens=: days the run may take")
+    days: float | None = Field(None, description="for tokens=: wall-clock days it takes")
+    misses: list[str] = Field(default_factory=list, description="what falls short, in words")
 
 
 class Plan(_Doc):
@@ -171,8 +220,11 @@ class Plan(_Doc):
     settings: Settings
     memory: Memory
     speed: Speed = Field(default_factory=Speed)
-    cost: Cost | None = None
+    cost: Cost | None = Field(None, description="null when the plan does not run")
     notes: list[str] = []
+    verdict: str = Field("fits", description="fits | tight | no: the memory verdict")
+    access: Access | None = None
+    service: Service | None = None
 
 
 class ModelInfo(_Doc):
@@ -183,6 +235,16 @@ class ModelInfo(_Doc):
     source: str
     retrieved: str
     template: bool = False
+    mtp_params: int = Field(0, description="multi-token-prediction module the checkpoint also "
+                                           "stores, not loaded for serving (not in params)")
+    native_quant: str = Field("bf16", description="format of the released weights")
+
+
+class MarketInfo(_Doc):
+    market: str = Field(description="china | global: whose cards, prices and rentals")
+    reason: str
+    excluded: list[str] = Field(default_factory=list,
+                                description="cards left out: not obtainable in this market")
 
 
 class Alternative(_Doc):
@@ -208,6 +270,7 @@ class Answer(_Doc):
     query: str
     pinned: bool = Field(False, description="gpu= and gpus= given: plans[0] is that configuration")
     model: ModelInfo
+    market: MarketInfo | None = None
     plans: list[Plan]
     recommendation: str = ""
     alternatives: list[Alternative] = []

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from datetime import date
 
-from engine import memory, recommend
+from engine import recommend
 from engine.alternatives import alternatives
 from engine.architecture import ModelSpec
 from engine.explain import assumptions, warnings
 from engine.i18n import _
 from engine.parse import parse
-from engine.plan import ranked_plans, usable
+from engine.plan import GPUS_PER_SERVER, ranked_plans, usable
 from engine.prices import PriceBook, price_book
 from engine.request import Request
 from engine.resolve import HubLookup, resolve_model
-from engine.schema import Answer, ModelInfo
+from engine.schema import Alternative, Answer, MarketInfo, ModelInfo, Plan
 
 
 def ask(text: str, *, hub: HubLookup | None = None, book: PriceBook | None = None,
@@ -36,33 +36,58 @@ def size(req: Request, *, hub: HubLookup | None = None, book: PriceBook | None =
     return answer_for(spec, req, query=query, model_notes=notes, today=today, book=book)
 
 
+def with_native_format(spec: ModelSpec, req: Request) -> tuple[Request, tuple[str, ...]]:
+    """Serving, and LoRA's frozen base, use the released weights' format (FP8 for DeepSeek-V3,
+    MXFP4 for gpt-oss) unless quant= says otherwise."""
+    native = spec.native_quant
+    if (req.quant is not None or native in ("bf16", "fp16")
+            or not (req.is_serving or req.spec.adapters) or native not in req.spec.quants):
+        return req, ()
+    note = _("{model} is released in {quant} ({source}): sized in that format; set quant= for "
+             "another").format(model=spec.display, quant=native, source=spec.native_source
+                               or spec.source)
+    return req.model_copy(update={"quant": native}), (note,)
+
+
+def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, today: date,
+                  book: PriceBook) -> list[Alternative]:
+    """What would fit when nothing usable came out; when serving across servers, the changes
+    that would serve from fewer cards (FP8 or 4-bit weights, say), with what they give up."""
+    if not good:
+        return alternatives(spec, req, today=today, book=book)
+    if req.is_serving and top is not None and top.gpus > GPUS_PER_SERVER:
+        return [a for a in alternatives(spec, req, today=today, book=book)
+                if a.plan.gpus < top.gpus]
+    return []
+
+
 def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                model_notes: tuple[str, ...] = (), today: date | None = None,
                book: PriceBook | None = None) -> Answer:
     """`size` for a model already resolved (validation and tests pass specs directly)."""
     today = today or date.today()
     book = book or price_book()
-    plans, misses = ranked_plans(spec, req, today=today, book=book)
+    req, native = with_native_format(spec, req)
+    plans, misses, excluded = ranked_plans(spec, req, today=today, book=book)
     top = plans[0] if plans else None
-    fits = usable(top, req)
-    text = ""
-    if fits:
+    good = usable(top, req)
+    if good:
         text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
-    elif top is not None and top.memory.fits:
-        text = _("Nothing fits the budget: ") + recommend.over_budget(plans, req, book)
-    elif top is not None:
-        m = top.memory
-        text = _("Does not fit {n} x {card}: needs {need:.1f} GiB + {headroom:.0%} headroom per "
-                 "GPU, the card has {capacity:.1f} GiB.").format(
-            n=top.gpus, card=top.gpu_display, need=m.total / memory.GIB, headroom=req.headroom,
-            capacity=m.capacity / memory.GIB) + _(" What would fit is listed below.")
+    elif req.gpu and req.gpus and top is not None and top.verdict != "no":
+        text = recommend.pinned_text(top, req)  # the configuration asked about runs: say how
+    else:
+        text = recommend.no_plan_text(plans, req)
+    choice = req.market_choice
+    market = MarketInfo.build(market=choice.market, reason=_(choice.reason).format(
+        market=req.market, region=req.region), excluded=excluded)
     info = ModelInfo.build(name=spec.name, display=spec.display, params=spec.params,
-                     active_params=spec.active_params, source=spec.source,
-                     retrieved=spec.retrieved, template=spec.template)
-    return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info, plans=plans,
-                  recommendation=text,
-                  alternatives=[] if fits else alternatives(spec, req, today=today, book=book),
-                  advice=recommend.advice(spec, req, plans),
-                  trial=recommend.trial(top, req) if fits else None,
-                  assumptions=assumptions(spec, req, model_notes, book),
-                  warnings=warnings(spec, req, plans) + misses)
+                           active_params=spec.active_params, source=spec.source,
+                           retrieved=spec.retrieved, template=spec.template,
+                           mtp_params=spec.mtp_params, native_quant=spec.native_quant)
+    return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
+                        market=market, plans=plans, recommendation=text,
+                        alternatives=_alternatives(spec, req, top, good, today, book),
+                        advice=recommend.advice(spec, req, plans),
+                        trial=recommend.trial(top, req) if good else None,
+                        assumptions=assumptions(spec, req, model_notes + native, book),
+                        warnings=warnings(spec, req, plans) + misses)

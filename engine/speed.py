@@ -1,51 +1,158 @@
 """Speed: decode and prefill tokens/s for serving, tokens/s and GPU-hours for training.
 
-Roofline-style models with stated efficiencies (constants below, each with where it comes
-from); validation/speed_references.toml measures them against published runs.
+Roofline-style models with few stated constants, each named below with the published runs it
+was read from; validation/speed_references.toml measures the whole against published runs of
+other setups (docs/VALIDATION.md).
+
+One idea carries prefill and training: matrix multiplies run at a fixed share of the card's
+dense tensor peak, and the memory-bound work around them (norms, activations, casts, softmax,
+optimizer) costs time per FLOP in proportion to the card's FLOPs per byte of bandwidth. A card
+with much compute per byte (H100 PCIe, L40S) therefore reaches a smaller share of its peak
+than one with little (A100, RTX 3090, H20): utilization = 1 / (1/e + FEED x peak/bandwidth).
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import NamedTuple
 
 from engine import memory
-from engine.architecture import EXPERT_ROLES, ModelSpec
+from engine.architecture import EXPERT_ROLES, ModelSpec, tensors
 from engine.catalog import GpuSpec
+from engine.i18n import _
 from engine.methods import MethodSpec
 from engine.quant import get_quant, weight_bytes
 
-# -- efficiencies ---------------------------------------------------------------------------
+# -- shared --------------------------------------------------------------------------------
+# Seconds of memory-bound work per FLOP, per unit of the card's FLOPs-per-byte ratio (the
+# FEED term above, bytes moved per FLOP). Fitted jointly with TRAIN_EFFICIENCY to two
+# independent tables of single-server training throughput on the same models: MosaicML
+# llm-foundry's MPT benchmarks (A100-80GB: 60-64% MFU without recomputation, H100-80GB:
+# 40-46%, 7B-30B at 2k-8k) and torchtune's and xtuner's A100 rows (HFU 0.60-0.67); it also
+# orders llama.cpp's prefill across eight cards (the H100 PCIe and the 300-350 W Ada cards
+# reach the smallest share of their peak, the A100 and RTX 3090 the largest).
+FEED_BYTES_PER_FLOP = 2.7e-3
+
+# -- serving --------------------------------------------------------------------------------
 # Share of datasheet bandwidth a batch-1 decode step streams weights at. llama.cpp reaches ~80%
 # on GDDR cards but only ~55% on HBM cards, whose bandwidth needs more parallel loads than a
 # batch-1 matrix-vector product issues (fitted to llama-bench tg rows: 70B Q4_K_M runs at
-# 76-82% on L40S/A6000/RTX 6000 Ada/2x4090 and 51-53% on A100/H100 PCIe). vLLM's kernels are
-# assumed to do better on HBM (not validated: no batch-1 vLLM rows in the reference set).
+# 76-82% on L40S/A6000/RTX 6000 Ada/2x4090 and 51-53% on A100/H100 PCIe). vLLM-class engines
+# (vLLM, SGLang, gpt-fast: CUDA graphs and tuned GEMV kernels) reach ~80% of an A100's 2.0
+# TB/s (gpt-fast Llama 2 7B bf16: 105 tokens/s; vLLM 0.6.3 Qwen2.5-14B/32B bf16).
 BANDWIDTH_EFFICIENCY = {("llama.cpp", "gddr"): 0.82, ("llama.cpp", "hbm"): 0.55,
-                        ("vllm", "gddr"): 0.80, ("vllm", "hbm"): 0.70,
-                        ("transformers", "gddr"): 0.60, ("transformers", "hbm"): 0.45}
-# Fixed time per layer per decode step (kernel launches, norms, attention bookkeeping) that does
-# not shrink with bandwidth: the floor that keeps 8B Q4 near 130-145 tokens/s in llama.cpp on a
-# 4090, an A100 and an H100 alike (llama-bench tg128, May 2024 builds).
-LAYER_OVERHEAD_S = {"llama.cpp": 65e-6, "vllm": 20e-6, "transformers": 150e-6}
-# Share of peak dense fp16/bf16 tensor throughput reached in prefill. llama.cpp's pp512 reaches
-# 21-94% depending on the card (median ~37% over the reference rows); vLLM's large GEMMs ~55%.
-PREFILL_MFU = {"llama.cpp": 0.35, "vllm": 0.55, "transformers": 0.45}
-# Training model-FLOPs utilisation by card class, before communication: Llama 3 405B reached
-# 38-43% on H100 (Llama 3 paper, sec. 3.3.4); Llama 2 pre-training implies ~40% on A100 (GPU-
-# hours in the Llama 2 paper with 6ND); consumer/workstation PCIe cards run smaller, less tuned
-# jobs (~35%).
-TRAIN_MFU = {"datacenter": 0.40, "workstation": 0.35}
+                        ("vllm", "gddr"): 0.80, ("vllm", "hbm"): 0.80,
+                        ("transformers", "gddr"): 0.65, ("transformers", "hbm"): 0.65}
+# Weight-only quantized GEMV kernels dequantize in registers as they stream, and at batch 1 they
+# reach a smaller share of bandwidth than 16-bit ones (vLLM-class engines; llama.cpp's
+# efficiencies above were read from its quantized rows): AWQ/GPTQ/int4 ~0.7 (vLLM 0.6.3 Qwen2.5
+# 7B-32B AWQ/GPTQ-Int4 on A100: 0.66-0.78; gpt-fast int4 Llama 2 7B/70B: 0.7), int8 ~0.8
+# (vLLM GPTQ-Int8 Qwen2.5 7B-72B, gpt-fast int8 Llama 2/3.1: 0.75-0.9), FP8 ~0.9 (SGLang Qwen3
+# 8B-32B FP8 vs BF16 on one H20: 1.8x for half the bytes).
+STREAM_EFFICIENCY = {"float": 1.0, "fp8": 0.9, "bnb": 0.8, "gptq_awq": 0.7, "mxfp4": 0.7,
+                     "gguf": 1.0}
+# Host work per decode step outside the GPU graph (scheduler, sampler, detokenizer), paid in
+# series with the step: 1.3-2.4 ms in vLLM 0.6.3 (Qwen2.5 0.5B-32B on A100, after the weights
+# and per-layer time above); gpt-fast's compiled loop pays almost none.
+STEP_OVERHEAD_S = {"llama.cpp": 0.0, "vllm": 0.75e-3, "transformers": 0.0}
+# GPU time per layer per decode step that does not shrink with bandwidth (kernel launches and
+# tails of the ~15 small kernels of a layer: norms, rope, attention, activations): 65 us keeps
+# 8B Q4 near 130-145 tokens/s in llama.cpp on a 4090, an A100 and an H100 alike (llama-bench
+# tg128, May 2024 builds); 45 us fits gpt-fast's dense A100 rows and vLLM 0.6.3's / SGLang
+# 0.4.6's small Qwen models (0.5B-4B), where this floor dominates.
+LAYER_OVERHEAD_S = {"llama.cpp": 65e-6, "vllm": 45e-6, "transformers": 20e-6}
+# Hugging Face generate() runs eagerly: the host launches every kernel from Python, so a step
+# takes at least layers x this, whatever the card (Qwen3 speed benchmark, transformers 4.51 on
+# H20: 0.6B at 59 tokens/s = 0.6 ms per layer; 32B becomes bandwidth-bound at 26 tokens/s).
+HOST_LAYER_S = {"transformers": 550e-6}
+# A mixture-of-experts layer adds routing (router GEMM, top-k, sort/align tokens by expert) and
+# two grouped expert GEMMs: ~25 us more per layer in fused-MoE engines (gpt-fast Mixtral int8 on
+# one A100: 97.9 tokens/s; SGLang Qwen3-30B-A3B vs dense Qwen3-4B on the same H20). Hugging
+# Face's MoE blocks loop over every expert in Python with a host sync each: ~85 us per expert
+# (Qwen3-30B-A3B, 48 layers x 128 experts, 1.9 tokens/s in transformers 4.51).
+MOE_LAYER_S = {"llama.cpp": 30e-6, "vllm": 25e-6, "transformers": 0.0}
+HOST_EXPERT_S = {"transformers": 85e-6}
+# Multi-head latent attention decoded with absorbed weights (DeepSeek-V2/V3, Kimi K2) runs about
+# ten more small kernels per layer (latent projections and norms, two batched matmuls against
+# the latent cache, rope on the split head), and block-FP8 checkpoints add an activation
+# quantization kernel before every GEMM. Set so that DeepSeek-V3 FP8 at batch 1 with TP 8 on
+# 8 x H200 lands near 28 tokens/s, between SGLang v0.4.1.post2's 30.3 (release note: CUDA graphs,
+# tuned FP8 GEMMs; 8 GPUs) and ~26 reported in a vLLM issue; an SGLang user saw 13 on 8 x H200.
+# Published batch-1 MoE runs of one setup differ ~2x: the answer states that range.
+MLA_LAYER_S = {"llama.cpp": 460e-6, "vllm": 460e-6, "transformers": 460e-6}
+MOE_BATCH1_RANGE = (0.5, 1.5)
+# One small-message all-reduce (tensor parallel decode: two per layer): ~10 us over NVLink
+# (gpt-fast Llama 2 7B at TP 2/4/8 on A100: 169/254/328 tokens/s), ~30 us over PCIe.
+ALLREDUCE_S = {"nvlink": 10e-6, "pcie": 30e-6}
+# Share of the FEED-corrected tensor peak that prefill reaches. llama.cpp's pp512 runs cuBLAS
+# with FP16 accumulation (ggml-cuda's mul_mat_cublas: CUBLAS_COMPUTE_16F), which GeForce cards
+# execute at twice their FP32-accumulate rate, on 512-token micro-batches: fitted to llama-bench
+# pp512/pp1024 on eight cards (XiongjieDai's tables: 3090, 4090, A6000, 6000 Ada, L40S, A100
+# SXM/PCIe, H100 PCIe). vLLM's 2k-token chunks of bf16 GEMMs and FlashAttention are taken at
+# the training efficiency (same kernels; no published vLLM prefill row to check it yet).
+PREFILL_EFFICIENCY = {"llama.cpp": 0.5, "vllm": 0.84, "transformers": 0.65}
+# llama.cpp multiplies quantized weights by dequantizing each matrix to fp16 for the micro-
+# batch: 2 bytes written and read again per weight per 512-token micro-batch.
+DEQUANT_BYTES = 4.0
+PREFILL_UBATCH = {"llama.cpp": 512, "vllm": 2048, "transformers": 4096}
+
+def _stack_names(stack: str) -> str:
+    """'CANN: MindIE, vLLM-Ascend (no CUDA: ...)' -> 'CANN: MindIE, vLLM-Ascend'."""
+    return stack.split(" (")[0] or "the vendor's stack"
+
+
+# -- training -------------------------------------------------------------------------------
+# Share of the tensor peak that a training step's matrix multiplies reach (cuBLAS/CUTLASS bf16,
+# FlashAttention), before the FEED term: with FEED this gives 0.62 hardware FLOPs utilization
+# on an A100 (torchtune 3B with compile: 0.62-0.67; xtuner 7-8B at 8k on 8 A100s: 0.60-0.62;
+# llm-foundry MPT-7B/13B: 0.60-0.64 MFU without recomputation), 0.50 on an H100 SXM
+# (llm-foundry: 0.40-0.46 MFU without recomputation, 0.50-0.57 HFU with it) and 0.61 on a
+# 4090 (torchtune Llama 3.1 8B full fine-tune: 0.62).
+TRAIN_EFFICIENCY = 0.84
+# QLoRA dequantizes every NF4 matrix to bf16 in each pass over it (forward, recompute,
+# backward): bitsandbytes' kernels move ~16 bytes of bandwidth-time per weight per pass
+# (torchtune: QLoRA runs at 0.78x LoRA for 8B on a 4090 with 4k tokens per step, 0.98x for 3B
+# on an A100 with 8k: the cost is per pass, so it fades with tokens per step).
+QLORA_DEQUANT_BYTES = 16.0
 # Tokens per optimizer step: gradients are all-reduced once per step, so gradient accumulation
-# spreads that traffic over the micro-batches (Llama 2/3 pre-trained at 4M tokens per step; a
-# fine-tuning run of 128 sequences x 2k tokens is 256k).
+# spreads that traffic over the micro-batches. Pre-training steps grow with the cluster: Llama 2
+# and LLaMA-65B stepped at 4M tokens on ~2k GPUs, Llama 3 405B at 16M on 16K GPUs (~1k tokens
+# per GPU); a fine-tuning run of 128 sequences x 2k tokens is 256k.
 GLOBAL_BATCH_TOKENS = {"pretrain": 4_000_000, "finetune": 262_144}
+PRETRAIN_TOKENS_PER_GPU = 1024
+# Communication hides under this share of the compute it runs beside; the rest is exposed.
+# ZeRO-3/FSDP prefetches each layer's weights under the previous layer's forward or backward
+# and reduce-scatters under the backward, so its traffic hides under all of it; DDP/ZeRO-1/2
+# buckets and Megatron's tensor-parallel all-reduces overlap only part of the step.
+OVERLAP = {"sharded": 1.0, "other": 0.5}
+# Megatron's interleaved 1F1B schedule splits each pipeline stage into this many model chunks,
+# dividing the bubble (Narayanan et al. 2021; Llama 3 used it at PP 16).
+PP_VIRTUAL_STAGES = 4
 # Effective all-reduce bus bandwidth (GB/s, one direction) when a card has no NVLink: PCIe
 # through the host; GeForce cards have peer-to-peer disabled, so traffic bounces via RAM.
 PCIE_BUS_GBPS = {3: 8.0, 4: 12.0, 5: 24.0}
 NVLINK_EFFICIENCY = 0.7  # of the one-direction NVLink bandwidth (nccl-tests bus bandwidth)
-INTER_NODE_GBPS = 45.0  # 400 Gb/s InfiniBand/RoCE per GPU at ~90% (8 NICs per 8-GPU server)
+# One InfiniBand/RoCE NIC per GPU at ~90%: 200 Gb/s (HDR) beside PCIe 4 cards (DGX A100),
+# 400 Gb/s (NDR) beside PCIe 5 cards (DGX H100; DeepSeek-V3's H800 nodes: 50 GB/s per GPU).
+INTER_NODE_GBPS = {4: 22.5, 5: 45.0}
+# PCIe GPU servers (RTX 4090, L40S, A6000 boxes) ship with one or two 100 GbE ports for all their
+# cards, not an InfiniBand NIC per GPU: about 11 GB/s of bus bandwidth between servers at ~90%.
+INTER_NODE_PCIE_SERVER_GBPS = 11.0
 HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
 CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
+# Interruptions at scale: Llama 3 405B saw 419 unexpected interruptions in 54 days on 16,384
+# H100s (2.0e-5 per GPU-hour) and kept >90% effective training time, i.e. ~0.3 h lost per
+# interruption (restart plus work since the last checkpoint).
+FAILURES_PER_GPU_HOUR = 2.0e-5
+HOURS_LOST_PER_FAILURE = 0.3
+GPUS_PER_SERVER = 8
+# Runs that span servers reach a smaller share of the single-server utilization than the
+# communication terms above explain (synchronization across hundreds of hosts, stragglers, data
+# loading, checkpoints, slower fabrics than modeled): published multi-server runs keep 0.65-0.90
+# of it (implied by their GPU-hours or tokens/s with the FLOPs above: LLaMA 7B-65B on 2048 A100
+# 0.73-0.85, Llama 2 7B-70B 0.65-0.73, TinyLlama on 16 A100-40GB 0.90, xtuner on 32 A100
+# 0.66-0.76, DeepSeek-V3 on 2048 H800 0.84); the median is taken.
+MULTI_SERVER_EFFICIENCY = 0.76
 
 
 class ServeSpeed(NamedTuple):
@@ -67,20 +174,80 @@ def engine_for(quant: str) -> str:
     return "llama.cpp" if get_quant(quant).family == "gguf" else "vllm"
 
 
-def _tensor_tflops(gpu: GpuSpec, quant: str) -> float:
-    # fp8 checkpoints run fp8 GEMMs where the card has them; everything else computes in 16 bit
-    # (GGUF and 4-bit kernels dequantize into fp16 tiles).
+# -- cards ----------------------------------------------------------------------------------
+
+
+def fp16_accumulate_halved(gpu: GpuSpec) -> bool:
+    """GeForce boards run FP16/BF16 tensor math with FP32 accumulation at half the FP16-
+    accumulate rate (the catalog records the FP32-accumulate figure); their datasheets show it
+    as INT8 at four times that figure instead of the usual two (Ada and GA102 whitepapers)."""
+    return bool(gpu.int8_tops) and gpu.int8_tops >= 3.9 * gpu.bf16_tflops
+
+
+def tensor_tflops(gpu: GpuSpec, quant: str, engine: str = "vllm") -> float:
+    """Dense tensor peak the engine's GEMMs run at: FP8 GEMMs for fp8 checkpoints where the card
+    has them, else 16-bit (GGUF and 4-bit kernels dequantize into fp16 tiles); llama.cpp's cuBLAS
+    calls accumulate in FP16, at twice the catalog's FP32-accumulate figure on GeForce."""
     if quant == "fp8" and gpu.fp8_tflops:
         return gpu.fp8_tflops
+    if engine == "llama.cpp" and fp16_accumulate_halved(gpu):
+        return 2 * gpu.fp16_tflops
     return gpu.bf16_tflops
+
+
+def utilization(gpu: GpuSpec, efficiency: float, peak_tflops: float | None = None) -> float:
+    """Share of `peak_tflops` (default: the bf16 peak) a compute-bound pass reaches."""
+    peak = peak_tflops or gpu.bf16_tflops
+    flops_per_byte = peak * 1e12 / (gpu.bandwidth_gbps * 1e9)
+    return 1 / (1 / efficiency + FEED_BYTES_PER_FLOP * flops_per_byte)
+
+
+def vendor_stack(gpu: GpuSpec) -> str | None:
+    """The serving stack of a card without CUDA (gpus.toml serving_stack), else None."""
+    return gpu.serving_stack or None
+
+
+# -- model arithmetic -----------------------------------------------------------------------
+
+
+@cache
+def matmul_params(spec: ModelSpec) -> int:
+    """Weights one token multiplies by: active parameters less the embedding table (a row
+    lookup), plus the output head when it is tied to that table (still a matmul)."""
+    total = 0
+    for t in tensors(spec):
+        if t.role == "token_embd":
+            continue
+        if t.role.removesuffix("_bias") in EXPERT_ROLES:
+            total += t.elements * spec.active_experts // spec.experts
+        else:
+            total += t.elements
+    if spec.tied_embeddings:
+        total += spec.vocab * spec.hidden
+    return total
+
+
+def _head_params(spec: ModelSpec) -> int:
+    return spec.vocab * spec.hidden
+
+
+def attention_flops_per_token(spec: ModelSpec, context: int) -> float:
+    # QK^T and AV over the context: 2 x 2 x layers x context x (heads x head_dim) per token,
+    # (PaLM appendix B counts 12 L H Q T for training = 3 x this forward term); sliding-window
+    # layers attend at most their window, linear-attention layers keep no per-token scores.
+    windowed = spec.sliding_layers if spec.sliding_window else 0
+    full = spec.attention_layers - windowed
+    span = full * context + windowed * min(context, spec.sliding_window or context)
+    return 4 * span * spec.q_dim
 
 
 def _active_weight_bytes(spec: ModelSpec, quant: str, users: int) -> float:
     """Bytes a decode step reads: dense weights once, plus the experts the batch touches."""
     size = weight_bytes(spec, quant)
     total = float(size.total_bytes)
-    if engine_for(quant) == "llama.cpp":
-        total -= size.by_role.get("token_embd", 0)  # a row lookup, not a matmul
+    total -= size.by_role.get("token_embd", 0)  # a row lookup, not a matmul
+    if spec.tied_embeddings:
+        total += size.by_role.get("token_embd", 0)  # ... unless it is the output head too
     if not spec.is_moe:
         return total
     expert_bytes = sum(size.by_role.get(r, 0) for r in EXPERT_ROLES)
@@ -91,93 +258,181 @@ def _active_weight_bytes(spec: ModelSpec, quant: str, users: int) -> float:
     return total - expert_bytes + expert_bytes * touched / e
 
 
-def attention_flops_per_token(spec: ModelSpec, context: int) -> float:
-    # QK^T and AV over the context: 2 x 2 x layers x context x (heads x head_dim) per token,
-    # (PaLM appendix B counts 12 L H Q T for training = 3 x this forward term).
-    return 4 * spec.layers * context * spec.q_dim
+# -- serving --------------------------------------------------------------------------------
 
 
-def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
-                kv_bytes: int, tp: int, pp: int, engine: str | None = None) -> ServeSpeed:
-    """Decode is bandwidth bound: each step streams the weights once for the whole batch plus
-    every sequence's KV cache; prefill is compute bound."""
-    eng = engine or engine_for(quant)
-    efficiency = BANDWIDTH_EFFICIENCY[(eng, gpu.memory_kind)]
+def _serving_engine(gpu: GpuSpec, engine: str) -> str:
+    # Cards without CUDA run their vendor's stack (MindIE / vLLM-Ascend on Ascend, ROCm builds
+    # of vLLM and SGLang on Instinct): sized with the vLLM-class efficiencies from the card's
+    # datasheet, as no published runs are there to fit.
+    return "vllm" if gpu.vendor == "huawei" else engine
+
+
+def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
+                  kv_bytes: int, tp: int, engine: str) -> tuple[float, dict[str, float]]:
+    """Seconds per decode step and its parts: streaming weights and KV, fixed per-layer GPU
+    time, MoE routing, MLA kernels, tensor-parallel all-reduces; eager engines wait on the
+    host when it launches slower than the GPU runs."""
+    efficiency = BANDWIDTH_EFFICIENCY[(engine, gpu.memory_kind)]
+    if engine != "llama.cpp":
+        efficiency *= STREAM_EFFICIENCY[get_quant(quant).family]
     bandwidth = gpu.bandwidth_gbps * 1e9 * efficiency
     weights = _active_weight_bytes(spec, quant, users)
     kv = memory.kv_cache(spec, context=context, users=users, kv_bytes=kv_bytes, tp=1)
     # TP splits each layer's bytes across GPUs read in parallel; a layer split's stages read
     # their layers one after another, so it adds capacity but no speed for one token.
-    read_s = (weights + kv) / tp / bandwidth
-    comm_s = 0.0
+    read = (weights + kv) / tp / bandwidth
+    compute = 2 * spec.active_params * users / (
+        tensor_tflops(gpu, quant, engine) * 1e12 * tp * utilization(gpu, PREFILL_EFFICIENCY[engine]))
+    layers = spec.layers * LAYER_OVERHEAD_S[engine]
+    moe = spec.moe_layers * MOE_LAYER_S[engine]
+    mla = spec.layers * MLA_LAYER_S[engine] if spec.attention == "mla" else 0.0
+    comm = 0.0
     if tp > 1:
-        # two all-reduces of the hidden state per layer; latency-bound at decode (~8 us each
-        # over NVLink, nccl-tests small-message latency), more over PCIe
-        per = 8e-6 if gpu.has_nvlink else 30e-6
-        comm_s = 2 * spec.layers * per
-    compute_s = 2 * spec.active_params * users / (_tensor_tflops(gpu, quant) * 1e12 * tp
-                                                  * PREFILL_MFU[eng])
-    step = max(read_s, compute_s) + comm_s + spec.layers * LAYER_OVERHEAD_S[eng]
+        comm = 2 * spec.layers * ALLREDUCE_S["nvlink" if gpu.has_nvlink else "pcie"]
+    device = max(read, compute) + layers + moe + mla + comm + STEP_OVERHEAD_S[engine]
+    host = (spec.layers * HOST_LAYER_S.get(engine, 0.0)
+            + spec.moe_layers * spec.experts * HOST_EXPERT_S.get(engine, 0.0))
+    parts = {"read": read, "compute": compute, "layers": layers, "moe": moe, "mla": mla,
+             "comm": comm, "host": host, "bytes": weights + kv, "efficiency": efficiency}
+    return max(device, host), parts
+
+
+def prefill_tokens_per_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, tp: int,
+                         engine: str) -> tuple[float, float]:
+    """Prompt tokens/s and the utilization of the tensor peak it assumes."""
+    peak = tensor_tflops(gpu, quant, engine)
+    u = utilization(gpu, PREFILL_EFFICIENCY[engine], peak)
+    n = matmul_params(spec) - _head_params(spec)  # logits only for the last prompt token
+    flops = 2 * n + attention_flops_per_token(spec, context // 2) / 2  # causal: half the scores
+    per_token = flops / (peak * 1e12 * u)
+    if engine == "llama.cpp" and get_quant(quant).family == "gguf":
+        per_token += n * DEQUANT_BYTES / PREFILL_UBATCH[engine] / (gpu.bandwidth_gbps * 1e9)
+    return tp / per_token, u
+
+
+def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
+                kv_bytes: int, tp: int, pp: int, engine: str | None = None) -> ServeSpeed:
+    """Decode is bandwidth bound (plus fixed per-layer costs that dominate small and MoE models
+    at batch 1); prefill is compute bound."""
+    asked = engine or engine_for(quant)
+    eng = _serving_engine(gpu, asked)
+    step, p = decode_step_s(spec, gpu, quant=quant, context=context, users=users,
+                            kv_bytes=kv_bytes, tp=tp, engine=eng)
     per_seq = 1 / step
-    flops_per_token = 2 * spec.active_params + attention_flops_per_token(spec, context // 2)
-    prefill = _tensor_tflops(gpu, quant) * 1e12 * tp * PREFILL_MFU[eng] / flops_per_token
-    detail = (f"decode: {(weights + kv) / 1e9:.2f} GB read per step over {tp * pp} GPU(s) at "
-              f"{efficiency:.0%} of {gpu.bandwidth_gbps:.0f} GB/s + "
-              f"{spec.layers} layers x {LAYER_OVERHEAD_S[eng] * 1e6:.0f} us ({eng}); prefill at "
-              f"{PREFILL_MFU[eng]:.0%} of {_tensor_tflops(gpu, quant):.0f} TFLOPS")
+    prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng)
+    detail = _("decode: {gb:.2f} GB read per step over {n} GPU(s) at {eff:.0%} of {bw:.0f} GB/s"
+               " + {layers} layers x {us:.0f} us ({engine})").format(
+        gb=p["bytes"] / 1e9, n=tp * pp, eff=p["efficiency"], bw=gpu.bandwidth_gbps,
+        layers=spec.layers, us=LAYER_OVERHEAD_S[eng] * 1e6,
+        engine=_stack_names(gpu.serving_stack) if gpu.vendor == "huawei" else eng)
+    if p["moe"]:
+        detail += _("; MoE routing and expert kernels {ms:.1f} ms per step").format(
+            ms=p["moe"] * 1e3)
+    if p["mla"]:
+        detail += _("; MLA kernels {ms:.1f} ms per step").format(ms=p["mla"] * 1e3)
+    if (p["moe"] or p["mla"]) and users == 1:
+        detail += _(" (published batch-1 runs of one MoE setup differ about 2x: expect"
+                    " {low:.0f}-{high:.0f} tokens/s)").format(
+            low=per_seq * MOE_BATCH1_RANGE[0], high=per_seq * MOE_BATCH1_RANGE[1])
+    if p["comm"]:
+        detail += _("; {n} tensor-parallel all-reduces {ms:.1f} ms").format(
+            n=2 * spec.layers, ms=p["comm"] * 1e3)
+    if p["host"] > p["read"] + p["layers"]:
+        detail += _("; host-bound: Python launches {ms:.0f} ms of kernels per step").format(
+            ms=p["host"] * 1e3)
+    detail += _("; prefill at {u:.0%} of {tflops:.0f} TFLOPS").format(
+        u=u, tflops=tensor_tflops(gpu, quant, eng))
+    stack = vendor_stack(gpu)
+    if gpu.vendor == "huawei":
+        detail += _("; {card} has no CUDA, so llama.cpp's CUDA backend and TensorRT-LLM do not"
+                    " apply: estimated for {stack} from the datasheet's {bw:.0f} GB/s and"
+                    " {tflops:.0f} TFLOPS with the vLLM efficiencies above (no published runs"
+                    " to check)").format(card=gpu.display, stack=_stack_names(stack or ""),
+                                          bw=gpu.bandwidth_gbps, tflops=gpu.bf16_tflops)
+    elif stack:
+        detail += _("; {card} runs {stack}").format(card=gpu.display, stack=stack)
     return ServeSpeed(decode_per_sequence=per_seq, decode_aggregate=per_seq * users,
-                      prefill=prefill, engine=eng, detail=detail)
+                      prefill=prefill, engine=asked if eng == asked else eng, detail=detail)
+
+
+# -- training -------------------------------------------------------------------------------
 
 
 def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing: str,
                           seq: int) -> float:
-    """6N + 12 L H Q T per token (PaLM appendix B; N = active parameters for MoE), with an
-    extra forward under full recomputation; LoRA skips the frozen weights' gradients (4N)."""
-    n = spec.active_params
-    forward = 2 * n + attention_flops_per_token(spec, seq) / 2  # causal mask: half the scores
-    # backward is twice the forward; LoRA's frozen base needs only input gradients (one forward)
-    per = 2 * forward if method.adapters else 3 * forward
-    if checkpointing == "full":
-        per += forward
-    return per
-
-
-def _mfu(gpu: GpuSpec, gpus: int) -> float:
-    # GDDR boards are the consumer and workstation cards (memory_kind in engine/data/gpus.toml)
-    base = TRAIN_MFU["workstation" if gpu.memory_kind == "gddr" else "datacenter"]
-    if gpus > 8:
-        base *= 0.95  # cross-server collectives and stragglers
-    return base
+    """Hardware FLOPs per token: forward 2N + attention; backward 4N for trained weights
+    (input and weight gradients) but 2N for frozen ones (LoRA/QLoRA: input gradients only), and
+    twice the attention forward either way (attention has no weights); full recomputation
+    repeats the forward, selective recomputation only attention (Korthikanti et al. 2022). So
+    8N with full recomputation and 6N without for full fine-tuning, 6N and 4N for adapters
+    (their own r x (d_in + d_out) matrices are a rounding error). N counts matmul weights only.
+    """
+    n = matmul_params(spec)
+    attention = attention_flops_per_token(spec, seq) / 2  # causal mask: half the scores
+    forward = 2 * n + attention
+    backward = (2 if method.adapters else 4) * n + 2 * attention
+    recompute = {"full": forward, "selective": attention}.get(checkpointing, 0.0)
+    return forward + backward + recompute
 
 
 def _bus_gbps(gpu: GpuSpec, gpus: int) -> float:
-    if gpus > 8:
-        return INTER_NODE_GBPS
+    if gpus > GPUS_PER_SERVER:
+        if not gpu.has_nvlink:
+            return INTER_NODE_PCIE_SERVER_GBPS
+        return INTER_NODE_GBPS.get(gpu.pcie_gen, INTER_NODE_GBPS[4])
     if gpu.has_nvlink:
         return gpu.nvlink_gbps / 2 * NVLINK_EFFICIENCY
     return PCIE_BUS_GBPS.get(gpu.pcie_gen, 12.0)
 
 
+def _intra_gbps(gpu: GpuSpec) -> float:
+    if gpu.has_nvlink:
+        return gpu.nvlink_gbps / 2 * NVLINK_EFFICIENCY
+    return PCIE_BUS_GBPS.get(gpu.pcie_gen, 12.0)
+
+
+def goodput(gpus: int) -> float:
+    """Share of wall-clock time spent on steps that count, with restarts at scale."""
+    return 1 / (1 + FAILURES_PER_GPU_HOUR * gpus * HOURS_LOST_PER_FAILURE)
+
+
 def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec, checkpointing: str,
                 seq: int, batch: int, zero: int, tp: int, tokens: int | None,
                 trainable: int, offload: str = "none", pp: int = 1) -> TrainSpeed:
-    """Cluster tokens/s = GPUs x peak x MFU / FLOPs per token, slowed where gradient or shard
-    traffic per micro-batch takes longer than the compute it overlaps with."""
+    """Cluster tokens/s = GPUs x peak x utilization / FLOPs per token, slowed by tensor-parallel
+    all-reduces, the pipeline bubble, QLoRA's dequantization, offload, whatever gradient or
+    shard traffic does not hide under compute, and restarts at scale."""
     flops_token = train_flops_per_token(spec, method=method, checkpointing=checkpointing, seq=seq)
-    mfu = _mfu(gpu, gpus)
-    if method.quantized_base:
-        mfu *= 0.75  # NF4 dequantization on every matmul (QLoRA runs ~25-40% slower than LoRA)
+    u = utilization(gpu, TRAIN_EFFICIENCY)
+    if gpus > GPUS_PER_SERVER:
+        u *= MULTI_SERVER_EFFICIENCY
     peak = gpu.bf16_tflops * 1e12
     tokens_step = seq * batch  # per data-parallel rank per micro-batch
-    dp = gpus // (tp * pp)
+    dp = max(1, gpus // (tp * pp))
     # a TP x PP group shares each micro-batch
-    compute_s = flops_token * tokens_step / (peak * mfu * tp * pp)
+    compute_s = flops_token * tokens_step / (peak * u * tp * pp)
+    passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
+    dequant_s = 0.0
+    if method.quantized_base:
+        dequant_s = passes * spec.params / (tp * pp) * QLORA_DEQUANT_BYTES / (
+            gpu.bandwidth_gbps * 1e9)
+    tp_s = 0.0
+    if tp > 1:
+        # Megatron TP: two all-reduces of the micro-batch's hidden states per layer forward,
+        # two backward (two more when the forward is recomputed), ring volume 2(t-1)/t
+        count = 2 * passes
+        volume = count * spec.layers / pp * tokens_step * spec.hidden * 2 * 2 * (tp - 1) / tp
+        tp_s = volume / (_intra_gbps(gpu) * 1e9)
     # Data-parallel traffic: a ring all-reduce of 16-bit gradients moves 2 x 2 bytes per
     # parameter once per optimizer step, spread over the accumulated micro-batches; ZeRO-3 also
     # all-gathers the weights in forward and backward and reduce-scatters every micro-batch
     # (3 x 2 bytes, not amortized). The frozen LoRA base is gathered too under ZeRO-3.
-    kind = "pretrain" if method.pretraining else "finetune"
-    accumulation = max(1, round(GLOBAL_BATCH_TOKENS[kind] / (dp * tokens_step)))
+    if method.pretraining:
+        global_tokens = max(GLOBAL_BATCH_TOKENS["pretrain"], PRETRAIN_TOKENS_PER_GPU * gpus)
+    else:
+        global_tokens = GLOBAL_BATCH_TOKENS["finetune"]
+    accumulation = max(1, round(global_tokens / (dp * tokens_step)))
     comm_s = 0.0
     if dp > 1:
         ring = (dp - 1) / dp
@@ -188,22 +443,60 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         else:
             volume = trainable / (tp * pp) * 4 * ring / accumulation
         comm_s = volume / (_bus_gbps(gpu, gpus) * 1e9)
+    busy_s = compute_s + dequant_s
+    if zero >= 3:
+        exposed_s = max(0.0, comm_s - OVERLAP["sharded"] * busy_s)
+        exposed_s += max(0.0, tp_s - OVERLAP["other"] * busy_s)
+    else:
+        exposed_s = max(0.0, tp_s + comm_s - OVERLAP["other"] * busy_s)
     offload_s = 0.0
     if offload in ("optimizer", "all"):
-        # ZeRO-Offload: gradients down and updated weights up over PCIe (2 + 2 bytes/param),
-        # then Adam on the CPU streaming ~16 bytes/param through host memory (Ren et al. 2021)
+        # ZeRO-Offload (Ren et al. 2021): every micro-batch's 16-bit gradients go down to host
+        # memory as backward produces them (2 bytes/param); once per optimizer step the CPU runs
+        # Adam over ~16 bytes/param of states and the updated 16-bit weights come back up
         shard = trainable / (tp * pp) / dp
-        offload_s = (shard * 4 / (HOST_LINK_GBPS * 1e9) + shard * 16 / (CPU_ADAM_GBPS * 1e9)
-                     ) / accumulation  # once per optimizer step
-    # 1F1B pipeline bubble: (pp - 1) idle slots per (accumulation + pp - 1) (Narayanan et al.
-    # 2021); pipeline stages trade it for not gathering weights
-    bubble = (pp - 1) / (accumulation + pp - 1)
-    step_s = max(compute_s, comm_s) / (1 - bubble) + offload_s
-    tps = dp * tokens_step / step_s
+        offload_s = (shard * 2 / (HOST_LINK_GBPS * 1e9)
+                     + (shard * 2 / (HOST_LINK_GBPS * 1e9) + shard * 16 / (CPU_ADAM_GBPS * 1e9))
+                     / accumulation)
+    if offload == "all":
+        # weights live on the host: every pass copies the rank's 16-bit shard up before
+        # gathering it, and every micro-batch's gradient shard goes back down (FSDP CPU offload)
+        offload_s += (passes + 1) * spec.params / (tp * pp) / dp * 2 / (HOST_LINK_GBPS * 1e9)
+    # Interleaved 1F1B pipeline bubble: (pp - 1) idle slots per v x accumulation micro-batch
+    # slots (Narayanan et al. 2021); pipeline stages trade it for not gathering weights
+    bubble = (pp - 1) / (PP_VIRTUAL_STAGES * accumulation + pp - 1) if pp > 1 else 0.0
+    step_s = (busy_s + exposed_s) / (1 - bubble) + offload_s
+    kept = goodput(gpus)
+    tps = dp * tokens_step / step_s * kept
     hours = tokens / tps * gpus / 3600 if tokens else None
-    bound = "communication" if comm_s > compute_s else "compute"
-    detail = (f"{flops_token / 1e9:.1f} GFLOP per token ({'8' if checkpointing == 'full' else '6'}"
-              f"N + attention) at {mfu:.0%} MFU of {gpu.bf16_tflops:.0f} TFLOPS; {bound}-bound "
-              f"(compute {compute_s:.2f} s vs traffic {comm_s:.2f} s per micro-batch over "
-              f"{_bus_gbps(gpu, gpus):.0f} GB/s)")
+    mfu = flops_token * tps / (gpus * peak)
+    bound = (_("communication-bound") if exposed_s > 0.25 * busy_s else _("compute-bound"))
+    detail = _("{gflop:.1f} GFLOP per token ({rule} + attention) at {u:.0%} utilization of"
+               " {tflops:.0f} TFLOPS ({e:.0%} in the matmuls, less memory-bound work at"
+               " {ratio:.0f} FLOPs/byte); {bound} (compute {compute:.2f} s vs traffic"
+               " {traffic:.2f} s per micro-batch over {bus:.0f} GB/s)").format(
+        gflop=flops_token / 1e9, rule=_rule(method, checkpointing), u=u,
+        tflops=gpu.bf16_tflops, e=TRAIN_EFFICIENCY,
+        ratio=gpu.bf16_tflops * 1e3 / gpu.bandwidth_gbps, bound=bound, compute=busy_s,
+        traffic=comm_s, bus=_bus_gbps(gpu, gpus))
+    if gpus > GPUS_PER_SERVER:
+        detail += _("; across servers, {share:.0%} of one server's utilization (median of"
+                    " published multi-server runs)").format(share=MULTI_SERVER_EFFICIENCY)
+    if pp > 1:
+        detail += _("; pipeline bubble {bubble:.0%}").format(bubble=bubble)
+    if dequant_s:
+        detail += _("; NF4 dequantization {s:.2f} s per micro-batch").format(s=dequant_s)
+    if offload_s:
+        detail += _("; CPU offload adds {s:.2f} s per micro-batch (gradients to host at {link:.0f}"
+                    " GB/s, CPU Adam at {adam:.0f} GB/s): {times:.2f}x the time").format(
+            s=offload_s, link=HOST_LINK_GBPS, adam=CPU_ADAM_GBPS,
+            times=step_s / (step_s - offload_s))
+    if kept < 0.995:
+        detail += _("; {lost:.0%} of time lost to restarts at {gpus} GPUs").format(
+            lost=1 - kept, gpus=gpus)
     return TrainSpeed(tokens_per_s=tps, gpu_hours=hours, mfu=mfu, detail=detail)
+
+
+def _rule(method: MethodSpec, checkpointing: str) -> str:
+    n = (4 if method.adapters else 6) + {"full": 2}.get(checkpointing, 0)
+    return f"{n}N"

@@ -8,7 +8,7 @@ methods (engine/methods.py zh_aliases, and 微调 alone as a full fine-tune), bu
 16 cards, 2机16卡, 4×4090), users (100并发, 并发数100, 100个用户, 同时在线200人), context and
 sequence lengths (上下文32k, 序列长度8k), 批大小, training tokens (1T tokens, 1万亿token), hours
 (每月200小时, 每天8小时), 4bit / 4位 / int4 / 量化到8bit, 满血版 (the full model) and 蒸馏版 (the
-R1 distills), 租/买 (a preference, kept for issue 12's key), and the question words themselves
+R1 distills), 租用/购置 (mode=rent / mode=buy), and the question words themselves
 (显存多大, 多少张卡, 要几台), which ask what every answer says and so read as nothing.
 Words no row knows stay, apart from ASCII, for the grammar to name in its error.
 """
@@ -259,9 +259,9 @@ ZH_PHRASES: tuple[Phrase, ...] = (
             + r"\s*(?:/|每)\s*(?:小时|h|卡时)"), lambda m, _k: re.sub(r"\s+", "", m.group(0))),
     # amounts that can only be money: 15万, 1.2亿, 5000元, $2万
     _budget(MONEY, "15万", needs_unit=True),
-    # rent or buy: a preference the answer will take (issue 12); read now so it is no error
-    words(r"(?:按小时|按月)?(?:租用|租赁|租卡|租服务器|租机器|租(?!金)|上云|云上)", "prefer=rent", "租用"),
-    words(r"购置|购买|采购|自购|自建|买卡|买服务器|买", "prefer=buy", "购置"),
+    # only renting or only buying (mode=); 租还是买 asks for both and was read above as the question
+    words(r"(?:按小时|按月)?(?:租用|租赁|租卡|租服务器|租机器|租(?!金)|上云|云上)", "mode=rent", "租用"),
+    words(r"购置|购买|采购|自购|自建|买卡|买服务器|买", "mode=buy", "购置"),
     # ranking and currency
     words(r"(?:速度|时间|训练速度)优先|最快|越快越好|尽快|最省时", "goal=time", "速度优先"),
     words(r"(?:成本|价格|性价比)优先|最便宜|最省钱|性价比最高|最划算|省钱", "goal=cost", "成本优先"),

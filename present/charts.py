@@ -142,7 +142,9 @@ def cjk_font() -> str | None:
     if found:
         return found
     for entry in manager.ttflist:  # any other font that happens to cover the probe
-        if entry.name not in ("DejaVu Sans", "DejaVu Serif", "DejaVu Sans Mono") and _covers(entry.fname):
+        # matplotlib's "Last Resort" font "covers" everything with placeholder boxes
+        if (entry.name not in ("DejaVu Sans", "DejaVu Serif", "DejaVu Sans Mono")
+                and not entry.name.startswith("Last Resort") and _covers(entry.fname)):
             return entry.name
     return None
 

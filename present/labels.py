@@ -48,9 +48,19 @@ def cost_summary(c: Cost) -> list[str]:
         lines.append(_("rent {rate:.2f} {currency} per GPU-hour = {monthly}/month").format(
             rate=c.rent.per_gpu_hour, currency=c.currency, monthly=m(c.rent.monthly)))
     if c.break_even_hours_per_month is not None:
-        lines.append(_("buying is cheaper above {hours:.0f} h/month of use (the guides claim "
-                       "{claim:.0f} h/month)").format(hours=c.break_even_hours_per_month,
-                                                      claim=c.seeds_claim_hours_per_month))
+        if c.break_even_hours_per_month > 730:
+            lines.append(_("renting stays cheaper at any use: buying would pay off only above "
+                           "{hours:,.0f} h/month, more than a month has (the guides claim "
+                           "{claim:.0f} h/month)").format(hours=c.break_even_hours_per_month,
+                                                          claim=c.seeds_claim_hours_per_month))
+        else:
+            lines.append(_("buying is cheaper above {hours:.0f} h/month of use (the guides "
+                           "claim {claim:.0f} h/month)").format(
+                hours=c.break_even_hours_per_month, claim=c.seeds_claim_hours_per_month))
+    if not c.buy_allowed or not c.rent_allowed:
+        lines.append(_("not offered here: {ways}").format(ways=_(" and ").join(
+            w for w, ok in ((_("buying"), c.buy_allowed), (_("renting"), c.rent_allowed))
+            if not ok)))
     if c.job.hours is not None:
         lines.append(_("this job: {hours:,.1f} h, {rent} rented, {share} of owning cost").format(
             hours=c.job.hours, rent=m(c.job.rent), share=m(c.job.buy_share)))
@@ -114,3 +124,11 @@ def speed_summary(plan: Plan, *, per_user: bool = True) -> str:
     if sp.train_tokens_per_s:
         return f"{sp.train_tokens_per_s:,.0f} tok/s"
     return "-"
+
+
+VERDICTS = {"fits": N_("fits"), "tight": N_("tight"), "no": N_("does not fit")}
+
+
+def verdict_label(plan: Plan) -> str:
+    """fits / tight / does not fit, in the current language."""
+    return _(VERDICTS.get(plan.verdict, plan.verdict))

@@ -11,7 +11,15 @@ from engine.i18n import N_, _, money
 from engine.methods import METHODS
 from engine.parse import KEYS
 from engine.schema import Answer, Plan
-from present.labels import COMPONENTS, cost_summary, gib, label, method_title, speed_summary
+from present.labels import (
+    COMPONENTS,
+    cost_summary,
+    gib,
+    label,
+    method_title,
+    speed_summary,
+    verdict_label,
+)
 
 BUDGETS = ("50k", "150k", "300k", "500k", "1M", "2M", "5M")
 HELP = N_("""*gpusize* sizes GPU servers for fine-tuning and serving LLMs.
@@ -54,7 +62,7 @@ def options_text(plans: list[Plan], limit: int = 4) -> str:
         c = plan.cost
         buy = money(c.buy.capex, c.currency) if c else _("n/a")
         rent = money(c.rent.monthly, c.currency) if c else _("n/a")
-        fit = "" if plan.memory.fits else _(" (does not fit)")
+        fit = "" if plan.verdict == "fits" else f" ({verdict_label(plan)})"
         lines.append(f"• {plan.gpu_display} × {plan.gpus} · {buy} · {rent} · "
                      f"{speed_summary(plan)} · {plan.strategy}{fit}")
     return "\n".join(lines)

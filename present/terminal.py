@@ -15,6 +15,7 @@ from present.labels import (
     pad,
     speed_summary,
     text_width,
+    verdict_label,
 )
 
 BAR = 32
@@ -29,10 +30,14 @@ def _bar(value: float, capacity: float, char: str = "█") -> str:
 
 def fit_line(plan: Plan) -> str:
     m = plan.memory
-    verdict = _("fits") if m.fits else _("DOES NOT FIT")
-    return _("{verdict}: {total} + {headroom} headroom = {need} of {capacity} per GPU").format(
-        verdict=verdict, total=gib(m.total), headroom=gib(m.headroom),
-        need=gib(m.total + m.headroom), capacity=gib(m.capacity))
+    line = _("{verdict}: {total} of {capacity} per GPU ({free:.0%} free; {headroom:.0%} "
+             "headroom advised)").format(
+        verdict=verdict_label(plan).upper() if plan.verdict == "no" else verdict_label(plan),
+        total=gib(m.total), capacity=gib(m.capacity), free=max(0.0, 1 - m.total / m.capacity),
+        headroom=m.headroom / m.total if m.total else 0.0)
+    if m.usable and m.usable < m.capacity:
+        line += _("; the engine may use {usable}").format(usable=gib(m.usable))
+    return line
 
 
 def breakdown(plan: Plan) -> list[str]:
@@ -75,8 +80,8 @@ def table(plans: list[Plan]) -> list[str]:
         m, c = p.memory, p.cost
         buy = (money(c.buy.capex, cur) if c else "-").replace(" " + cur, "")
         rent = (money(c.rent.monthly, cur) if c else "-").replace(" " + cur, "")
-        fit = "" if m.fits else _(" (no fit)")
-        rows.append((p.gpu_display, str(p.gpus), gib(m.total + m.headroom),
+        fit = "" if p.verdict == "fits" else f" ({verdict_label(p)})"
+        rows.append((p.gpu_display, str(p.gpus), gib(m.total),
                      f"{m.capacity / GIB:.0f}Gi", buy, rent, speed_summary(p, per_user=False),
                      f" {p.strategy}{fit}"))
     return ["  " + line for line in columns(rows, right=range(1, 7), limits={0: CARD_COLUMN})]

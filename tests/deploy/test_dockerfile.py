@@ -122,6 +122,59 @@ def test_healthcheck_exposes_and_environment(instructions: list[Instruction]) ->
     env = " ".join(i.args for i in final if i.keyword == "ENV")
     assert "GPUSIZE_WORKERS=" in env  # a container sees the host's CPUs, not its limit
     assert "PORT=3000" in env
+    assert "LANG=C.UTF-8" in env  # Chinese output on a base that sets no locale
+
+
+def test_installs_the_hub_extra(instructions: list[Instruction]) -> None:
+    """compose, Kubernetes and .env.example set up HF_ENDPOINT and a Hub cache: the image must
+    be able to look a model up on the Hub."""
+    builder = stages(instructions)[0]
+    installs = [i.args for i in builder if i.keyword == "RUN" and "pip install" in i.args]
+    extras = {e for args in installs for m in re.finditer(r'pip install "?\.\[([\w,]+)\]', args)
+              for e in m.group(1).split(",")}
+    assert "hub" in extras, installs
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(d.startswith("huggingface_hub") for d in pyproject["project"]["optional-dependencies"]["hub"])
+
+
+def test_a_cjk_font_reaches_the_runtime_where_the_charts_look(instructions: list[Instruction]) -> None:
+    from present import charts
+
+    all_stages = stages(instructions)
+    names = {st[0].args.split()[-1]: st for st in all_stages[:-1]}
+    copies = [i.args.split() for i in all_stages[-1] if i.keyword == "COPY" and "--from=" in i.args]
+    fonts = [(args[0].split("=", 1)[1], args[-1]) for args in copies
+             if args[-1].startswith("/usr/share/fonts/")]
+    assert fonts, "the runtime stage copies no font: Chinese charts would fall back to boxes"
+    for stage, target in fonts:
+        installs = " ".join(i.args for i in names[stage] if i.keyword == "RUN")
+        package = re.search(r"apt-get install [^&]*?\b(fonts-(wqy-microhei|wqy-zenhei|noto-cjk))\b",
+                            installs)
+        assert package, f"stage {stage} installs no CJK font package"
+        # charts.cjk_font() finds a font missing from matplotlib's cache by its file name
+        flat = target.lower().replace("-", "").replace("_", "")
+        assert any(hint in flat for hint in charts.CJK_FILE_HINTS), target
+
+
+def test_mirrors_are_build_arguments_of_the_stages_that_fetch(instructions: list[Instruction]) -> None:
+    by_name = {st[0].args.split()[-1]: st for st in stages(instructions)}
+    builder_args = {i.args.split("=")[0] for i in by_name["builder"] if i.keyword == "ARG"}
+    assert "PIP_INDEX_URL" in builder_args  # pip reads it from the environment of RUN
+    fonts_stage = next(st for st in by_name.values()
+                       if any("apt-get install" in i.args for i in st if i.keyword == "RUN"))
+    assert "DEBIAN_MIRROR" in {i.args.split("=")[0] for i in fonts_stage if i.keyword == "ARG"}
+    run = " ".join(i.args for i in fonts_stage if i.keyword == "RUN")
+    assert "http://deb.debian.org|${DEBIAN_MIRROR" in run
+    # neither lands in the runtime stage (a mirror URL may carry credentials)
+    final = stages(instructions)[-1]
+    assert not [i for i in final if i.keyword == "ARG" and ("MIRROR" in i.args or "INDEX" in i.args)]
+
+
+def test_no_frontend_from_docker_hub() -> None:
+    """A `# syntax=` line makes BuildKit pull its frontend image from Docker Hub first, which
+    fails where the Hub cannot be reached (deploy/smoke.sh builds from local images)."""
+    first = DOCKERFILE.read_text(encoding="utf-8").lstrip().splitlines()[0]
+    assert not re.match(r"#\s*syntax\s*=", first)
 
 
 def ignored(path: str, patterns: list[str]) -> bool:

@@ -41,7 +41,7 @@ def test_pinned_multi_gpu_picks_lightest_zero_stage_that_fits() -> None:
 
 
 def test_unpinned_smallest_count_per_card() -> None:
-    ans = engine.ask("llama-3.1-8b full-finetune")
+    ans = engine.ask("llama-3.1-8b full-finetune market=global")
     by_card = {p.gpu: p for p in ans.plans}
     # 8.03B x 16 B = 128 GB of model states: one 80 GB card cannot hold them, two can
     assert by_card["h100-sxm"].gpus == 2 and by_card["h100-sxm"].memory.fits
@@ -51,15 +51,24 @@ def test_unpinned_smallest_count_per_card() -> None:
         assert p.memory.fits
         # and one card fewer would not have fitted (or it is already the minimum)
         if p.gpus > 1:
-            smaller = engine.ask(f"llama-3.1-8b full-finetune gpu={p.gpu} gpus={p.gpus // 2}")
+            smaller = engine.ask(f"llama-3.1-8b full-finetune gpu={p.gpu} gpus={p.gpus // 2} "
+                                 "market=global")
             assert not smaller.plans[0].memory.fits
 
 
-def test_pcie_cards_do_not_get_tensor_parallel_for_serving() -> None:
-    ans = engine.ask("llama-3.1-70b inference")
+def test_serving_uses_tensor_parallel_inside_a_server_nvlink_or_pcie() -> None:
+    # vLLM splits a layer across the cards of one server (PCIe included, at its all-reduce cost,
+    # in the speed detail); across servers it splits by layers; llama.cpp only splits by layers
+    ans = engine.ask("llama-3.1-70b inference market=global")
     by_card = {p.gpu: p for p in ans.plans}
-    assert by_card["rtx-4090"].settings.tp == 1 and by_card["rtx-4090"].settings.pp > 1
-    assert by_card["a100-80gb"].settings.tp == by_card["a100-80gb"].gpus
+    a100 = by_card["a100-80gb"].settings
+    assert a100.tp == by_card["a100-80gb"].gpus and a100.pp == 1
+    pcie = engine.ask("llama-3.1-70b inference gpu=4090 gpus=8").plans[0]
+    assert pcie.settings.tp == 8 and "over PCIe" in pcie.strategy
+    two = engine.ask("llama-3.1-70b inference gpu=4090 gpus=16").plans[0].settings
+    assert two.tp <= 8 and two.tp * two.pp * two.replicas == 16
+    gguf = engine.ask("llama-3.1-70b inference quant=q4_k_m gpu=4090 gpus=2").plans[0]
+    assert gguf.settings.tp == 1 and gguf.settings.pp == 2 and gguf.settings.engine == "llama.cpp"
 
 
 def test_offload_moves_states_to_host() -> None:

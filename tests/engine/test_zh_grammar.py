@@ -26,10 +26,16 @@ def test_the_table_is_big_and_chinese() -> None:
     assert len({r["zh"] for r in rows}) == len(rows)  # no phrasing counted twice
 
 
+def _said(values: object) -> dict:
+    """Draft values without asked_in, the question's language (the English form has none)."""
+    return {k: v for k, v in dict(values).items() if k != "asked_in"}  # type: ignore[call-overload]
+
+
 @pytest.mark.parametrize("row", TABLE["command"], ids=lambda r: r["zh"])
 def test_command_reads_as_its_english_form(row: dict[str, str]) -> None:
     zh = parse_fields(row["zh"])
-    assert dict(zh.values) == dict(parse_fields(row["en"]).values)
+    assert _said(zh.values) == _said(parse_fields(row["en"]).values)
+    assert (zh.values.get("asked_in") == "zh") == bool(CHINESE.search(row["zh"]))
     build_request(zh)  # and it is a complete, valid request
 
 
@@ -37,7 +43,7 @@ def test_command_reads_as_its_english_form(row: dict[str, str]) -> None:
 def test_reply_reads_as_its_english_form(row: dict[str, str]) -> None:
     zh, en = read_reply(row["zh"]), read_reply(row["en"])
     assert zh is not None and en is not None
-    assert dict(zh.values) == dict(en.values)
+    assert _said(zh.values) == _said(en.values)
 
 
 @pytest.mark.parametrize("row", TABLE["chatter"], ids=lambda r: r["text"])
@@ -148,12 +154,18 @@ def test_every_row_example_reads() -> None:
             read_reply(row.example)  # no ParseError: each row's own example is read
 
 
-def test_rent_and_buy_are_read_and_set_aside() -> None:
-    # issue 12 adds the preference key; until then the words are no error and change nothing
-    assert parse_fields("13B lora 租用").values == parse_fields("13B lora").values
-    assert parse_fields("13B lora prefer=buy").values == parse_fields("13B lora").values
-    with pytest.raises(ParseError):
-        parse_fields("13B lora prefer=lease")
+@pytest.mark.parametrize(("text", "mode"), [
+    ("13B lora 租用", "rent"), ("13B lora 租卡", "rent"), ("13B lora 购置", "buy"), ("13B lora 买卡", "buy"),
+    ("13B lora 自建", "buy"), ("13B lora rent", "rent"), ("13B lora renting", "rent"),
+    ("13B lora buying", "buy"),
+])
+def test_rent_and_buy_are_the_mode(text: str, mode: str) -> None:
+    assert parse_fields(text).values["mode"] == mode
+
+
+def test_rent_or_buy_asks_for_both() -> None:
+    assert "mode" not in parse_fields("13B lora 租还是买").values
+    assert "mode" not in parse_fields("13B lora rent or buy").values
 
 
 def test_typed_options_are_never_read_as_phrases() -> None:

@@ -97,9 +97,10 @@ def _ref(query: str, metric: str, value: float, unit: str, **more: str) -> dict:
 
 
 def test_a_setup_gpusize_cannot_read_is_an_error_not_dropped(report) -> None:
-    setup = _setup("llama-3.1-405b pretrain gpu=h100 gpus=16384 tokens=15T", needs="gpus above 4096")
+    setup = _setup("llama-3.1-405b pretrain gpu=h100 gpus=500000 tokens=15T",
+                   needs="gpus above 131072")
     row = report.evaluate_setup(setup)
-    assert row.verdict is None and "4096" in row.error and "needs gpus above 4096" in row.error
+    assert row.verdict is None and "131072" in row.error and "needs gpus above 131072" in row.error
     assert "| error |" in "\n".join(report.render_setups([row]))
 
 
@@ -144,10 +145,10 @@ def test_per_gpu_throughput_is_compared_for_the_whole_plan(report) -> None:
 
 
 def test_reference_that_cannot_be_evaluated_names_what_it_needs(report) -> None:
-    row = report.evaluate(_ref("huggyllama/llama-65b pretrain gpu=a100-80gb gpus=2048 tokens=1.4T",
-                               "train_gpu_hours", 1.0, "GPU-hours", needs="catalog model: LLaMA-65B"))
+    row = report.evaluate(_ref("example/unreleased-65b pretrain gpu=a100-80gb gpus=2048 tokens=1T",
+                               "train_gpu_hours", 1.0, "GPU-hours", needs="catalog model: X-65B"))
     assert row.estimate is None and row.compared.startswith("error:")
-    assert "needs catalog model: LLaMA-65B" in row.compared
+    assert "needs catalog model: X-65B" in row.compared
 
 
 def test_summary_counts_rows_that_cannot_be_evaluated(report) -> None:
@@ -158,3 +159,29 @@ def test_summary_counts_rows_that_cannot_be_evaluated(report) -> None:
     text = report.render([ok, bad])
     line = next(x for x in text.splitlines() if x.startswith("| train_gpu_hours |"))
     assert line.endswith("| 1 |") and "| 15% |" in line
+
+
+def test_rows_outside_their_aim_are_listed_with_their_reason(report) -> None:
+    far = report.Row(_ref("q", "decode_tokens_per_s", 10.0, "tokens/s") | {"id": "gptfast-x"},
+                     10.0, 15.0, 0.5, "")
+    near = report.Row(_ref("q", "decode_tokens_per_s", 10.0, "tokens/s"), 10.0, 10.5, 0.05, "")
+    derived = report.Row(_ref("q", "decode_tokens_per_s", 10.0, "tokens/s", kind="derived"),
+                         10.0, 15.0, 0.5, "")
+    assert report.outside_aim(far) and not report.outside_aim(near)
+    assert not report.outside_aim(derived)  # only measurements count against an aim
+    assert "gpt-fast" in report.reason(far)
+    assert report.reason(near) == "no reason recorded"
+    text = "\n".join(report.render_why([far, near], []))
+    assert "gptfast-x (+50%)" in text and "1 of 2 rows outside 20%" in text
+
+
+def test_unpinned_gpu_hours_are_also_judged_at_the_deadline_count(report) -> None:
+    ref = _ref("llama-2-7b pretrain gpu=a100-80gb tokens=2T seq=4096", "train_gpu_hours",
+               184320.0, "GPU-hours")
+    row = report.at_deadline(ref)
+    assert row is not None and row.gpus > 8
+    plan = ask(f"{ref['query']} gpus={row.gpus}").plans[0]
+    assert plan.speed.train_gpu_hours / row.gpus <= report.DEADLINE_DAYS * 24
+    half = ask(f"{ref['query']} gpus={row.gpus // 2}").plans[0]
+    assert half.speed.train_gpu_hours / (row.gpus // 2) > report.DEADLINE_DAYS * 24
+    assert report.at_deadline({**ref, "query": ref["query"] + " gpus=64"}) is None

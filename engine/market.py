@@ -1,0 +1,82 @@
+"""Which market a question is asked from, and what a card can be had for there.
+
+A team in China cannot buy an H100 or a B200 through legal channels, and Chinese clouds do not
+rent them; a team in the US cannot buy an H20. The market follows the question unless market=
+says: Chinese text, a CNY amount or a Chinese region mean China; USD or a region elsewhere mean
+the global market; with no sign at all, China (the buying guides' market, and the CNY default).
+Each card's status per market is data (engine/data/availability.toml, sourced and dated).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from engine import catalog
+from engine.i18n import N_
+
+# regions a team in China names (power prices exist for some; any of them means the China market)
+CHINA_REGIONS = frozenset({
+    "china", "cn", "chengdu", "sichuan", "jiangsu", "nanjing", "suzhou", "beijing", "shanghai",
+    "shenzhen", "guangzhou", "guangdong", "hangzhou", "zhejiang", "wuhan", "hubei", "xian",
+    "chongqing", "tianjin", "hefei", "anhui", "guizhou", "guiyang", "ningxia", "zhongwei",
+    "inner-mongolia", "ulanqab", "qingyang", "gansu", "shandong", "jinan", "qingdao", "fujian",
+    "xiamen", "hunan", "changsha", "henan", "zhengzhou", "hebei", "liaoning", "shenyang",
+    "dalian", "jilin", "heilongjiang", "yunnan", "kunming", "shanxi", "jiangxi", "hainan",
+    "guangxi", "xinjiang", "tibet", "qinghai"})
+MARKET_CURRENCY = {"china": "CNY", "global": "USD"}
+STATUS_TEXT = {
+    "new": N_("sold new"),
+    "secondary": N_("second-hand or pre-restriction stock only"),
+    "rental": N_("rental only"),
+    "grey": N_("only through channels that evade export controls"),
+    "unavailable": N_("not available"),
+    "unknown": N_("availability not known"),
+}
+
+
+class MarketChoice(NamedTuple):
+    market: str  # "china" | "global"
+    reason: str  # why, marked for translation
+
+
+class Access(NamedTuple):
+    """How the asker can get a card in their market."""
+
+    status: str  # availability.toml status, "unknown" where no row exists
+    can_buy: bool  # new, or second-hand / pre-restriction stock resold domestically
+    can_rent: bool  # rentable there (a price in that market is still needed to rank it)
+    note: str  # the row's note (why), with its source in `source`
+    source: str
+    as_of: str
+
+
+def choose_market(*, market: str | None, region: str | None, asked_in: str | None,
+                  currency: str | None) -> MarketChoice:
+    """The market an answer serves, from the strongest sign in the question."""
+    if market is not None:
+        return MarketChoice(market, N_("you said market={market}"))
+    if region is not None:
+        if region in CHINA_REGIONS:
+            return MarketChoice("china", N_("region={region} is in China"))
+        if region != "global":
+            return MarketChoice("global", N_("region={region} is outside China"))
+        return MarketChoice("global", N_("region=global"))
+    if asked_in == "zh":
+        return MarketChoice("china", N_("the question is in Chinese"))
+    if currency == "CNY":
+        return MarketChoice("china", N_("amounts in CNY"))
+    if currency == "USD":
+        return MarketChoice("global", N_("amounts in USD"))
+    return MarketChoice("china", N_("default: the buying guides' market, prices in CNY"))
+
+
+def access(card: str, market: str) -> Access:
+    """Whether `card` can be bought or rented in `market`. Grey channels (smuggled imports)
+    and cards sold nowhere there are neither; second-hand and pre-restriction stock is bought
+    and rented domestically (A800, H800 and RTX 4090 servers in China, as the guides quote)."""
+    row = catalog.availability().get((card, market))
+    if row is None:
+        return Access("unknown", False, False, "", "", "")
+    buy = row.status in ("new", "secondary")
+    rent = row.status in ("new", "secondary", "rental")
+    return Access(row.status, buy, rent, row.note, row.source, row.as_of.isoformat())

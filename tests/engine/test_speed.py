@@ -1,0 +1,273 @@
+"""engine/speed.py: each rule of the speed model pinned with its own cases (the published runs it
+is measured against are in tests/validation/test_accuracy.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import catalog, speed
+from engine.i18n import language
+from engine.methods import method
+from engine.resolve import resolve_model
+
+GPUS = catalog.gpus()
+
+
+def _spec(name: str):
+    return resolve_model(name)[0]
+
+
+def _train(model: str, gpu: str, *, gpus: int = 1, how: str = "full-finetune",
+           checkpointing: str = "full", seq: int = 2048, batch: int = 2, zero: int = 0,
+           tp: int = 1, pp: int = 1, offload: str = "none", tokens: int | None = None):
+    spec = _spec(model)
+    m = method(how)
+    trainable = spec.params if not m.adapters else 20_000_000
+    return speed.train_speed(spec, GPUS[gpu], gpus=gpus, method=m, checkpointing=checkpointing,
+                             seq=seq, batch=batch, zero=zero, tp=tp, tokens=tokens,
+                             trainable=trainable, offload=offload, pp=pp)
+
+
+def _serve(model: str, gpu: str, *, quant: str = "bf16", context: int = 1024, users: int = 1,
+           tp: int = 1, pp: int = 1, engine: str | None = None):
+    return speed.serve_speed(_spec(model), GPUS[gpu], quant=quant, context=context, users=users,
+                             kv_bytes=2, tp=tp, pp=pp, engine=engine)
+
+
+# -- FLOPs -----------------------------------------------------------------------------------
+
+
+def test_matmul_params_leave_out_the_embedding_lookup() -> None:
+    spec = _spec("llama-3.1-8b")  # untied: the output head is a separate matrix
+    assert speed.matmul_params(spec) == spec.params - spec.vocab * spec.hidden
+
+
+def test_a_tied_head_is_still_a_matmul() -> None:
+    spec = _spec("llama-3.2-1b")
+    assert spec.tied_embeddings
+    assert speed.matmul_params(spec) == spec.params
+
+
+def test_moe_matmul_params_count_the_routed_experts_only() -> None:
+    spec = _spec("mixtral-8x7b")
+    n = speed.matmul_params(spec)
+    assert n < 0.3 * spec.params
+    assert n == pytest.approx(spec.active_params - spec.vocab * spec.hidden)
+
+
+@pytest.mark.parametrize(("adapters", "checkpointing", "weights", "attention"), [
+    (False, "full", 8, 4),       # forward, recompute, backward (input + weight gradients)
+    (False, "none", 6, 3),
+    (False, "selective", 6, 4),  # selective recomputes the attention core only
+    (True, "full", 6, 4),        # frozen weights: input gradients only
+    (True, "none", 4, 3),
+])
+def test_training_flops_by_method(adapters: bool, checkpointing: str, weights: int,
+                                  attention: int) -> None:
+    spec = _spec("llama-3.1-8b")
+    m = method("lora" if adapters else "full-finetune")
+    got = speed.train_flops_per_token(spec, method=m, checkpointing=checkpointing, seq=4096)
+    n = speed.matmul_params(spec)
+    attn = speed.attention_flops_per_token(spec, 4096) / 2  # causal half
+    assert got == pytest.approx(weights * n + attention * attn)
+
+
+def test_qlora_flops_equal_lora_flops() -> None:
+    spec = _spec("llama-3.1-8b")
+    lora = speed.train_flops_per_token(spec, method=method("lora"), checkpointing="full", seq=2048)
+    qlora = speed.train_flops_per_token(spec, method=method("qlora"), checkpointing="full",
+                                        seq=2048)
+    assert lora == qlora
+
+
+def test_sliding_window_layers_attend_their_window_only() -> None:
+    spec = _spec("gemma-2-9b")
+    assert spec.sliding_window
+    short = speed.attention_flops_per_token(spec, spec.sliding_window)
+    long = speed.attention_flops_per_token(spec, 4 * spec.sliding_window)
+    assert long < 4 * short  # the windowed layers stop growing
+
+
+# -- cards -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("gpu", "halved"), [
+    ("rtx-4090", True), ("rtx-3090", True), ("rtx-5090", True), ("rtx-4090d", True),
+    ("a100-80gb", False), ("l40s", False), ("rtx-a6000", False), ("h100-sxm", False),
+])
+def test_geforce_fp32_accumulate_is_read_from_the_int8_ratio(gpu: str, halved: bool) -> None:
+    assert speed.fp16_accumulate_halved(GPUS[gpu]) is halved
+
+
+def test_llama_cpp_runs_geforce_prefill_at_the_fp16_accumulate_rate() -> None:
+    card = GPUS["rtx-4090"]
+    assert speed.tensor_tflops(card, "q4_k_m", "llama.cpp") == 2 * card.fp16_tflops
+    assert speed.tensor_tflops(card, "bf16", "vllm") == card.bf16_tflops
+    assert speed.tensor_tflops(GPUS["a100-80gb"], "q4_k_m", "llama.cpp") == 312.0
+    assert speed.tensor_tflops(GPUS["h100-sxm"], "fp8", "vllm") == GPUS["h100-sxm"].fp8_tflops
+
+
+def test_utilization_falls_with_flops_per_byte() -> None:
+    a100, h100, h20 = (speed.utilization(GPUS[g], speed.TRAIN_EFFICIENCY)
+                       for g in ("a100-80gb", "h100-sxm", "h20"))
+    assert h20 > a100 > h100
+    assert a100 == pytest.approx(0.62, abs=0.02)  # torchtune/xtuner/llm-foundry A100 rows
+    assert h100 == pytest.approx(0.50, abs=0.02)  # llm-foundry H100 rows
+    assert a100 < speed.TRAIN_EFFICIENCY
+
+
+# -- training --------------------------------------------------------------------------------
+
+
+def test_lora_is_faster_than_full_fine_tuning_and_qlora_slower_than_lora() -> None:
+    full = _train("llama-3.1-8b", "a100-80gb").tokens_per_s
+    lora = _train("llama-3.1-8b", "a100-80gb", how="lora").tokens_per_s
+    qlora = _train("llama-3.1-8b", "a100-80gb", how="qlora").tokens_per_s
+    assert lora == pytest.approx(full * 8 / 6, rel=0.05)
+    assert qlora < lora
+
+
+def test_qlora_dequantization_fades_with_tokens_per_step() -> None:
+    def ratio(batch: int) -> float:
+        q = _train("llama-3.1-8b", "rtx-4090", how="qlora", batch=batch).tokens_per_s
+        lo = _train("llama-3.1-8b", "rtx-4090", how="lora", batch=batch).tokens_per_s
+        return q / lo
+    assert ratio(1) < ratio(8) < 1
+
+
+def test_runs_across_servers_lose_utilization() -> None:
+    one = _train("llama-2-7b", "a100-80gb", gpus=8, zero=1, seq=4096, batch=1,
+                 how="pretrain", checkpointing="selective")
+    many = _train("llama-2-7b", "a100-80gb", gpus=64, zero=1, seq=4096, batch=1,
+                  how="pretrain", checkpointing="selective")
+    assert many.tokens_per_s / 64 < one.tokens_per_s / 8 * (speed.MULTI_SERVER_EFFICIENCY + 0.01)
+
+
+def test_restarts_cost_time_only_at_scale() -> None:
+    assert speed.goodput(8) > 0.999
+    assert speed.goodput(16384) == pytest.approx(0.91, abs=0.01)  # Llama 3: >90% effective
+
+
+def test_zero3_traffic_hides_under_compute_until_it_is_longer() -> None:
+    # 8k-token micro-batches over NVLink hide the gathers; 1k-token ones over PCIe on GeForce
+    # boards (peer-to-peer disabled) do not.
+    nvlink = _train("llama-3.1-8b", "a100-80gb", gpus=8, zero=3, seq=8192, batch=1)
+    pcie = _train("llama-3.1-8b", "rtx-4090", gpus=8, zero=3, seq=1024, batch=1)
+    single_a100 = _train("llama-3.1-8b", "a100-80gb", seq=8192, batch=1)
+    single_4090 = _train("llama-3.1-8b", "rtx-4090", seq=1024, batch=1)
+    assert nvlink.tokens_per_s == pytest.approx(8 * single_a100.tokens_per_s, rel=0.01)
+    assert pcie.tokens_per_s < 0.8 * 8 * single_4090.tokens_per_s
+
+
+def test_pipeline_bubble_shrinks_with_micro_batches() -> None:
+    few = _train("llama-2-70b", "h100-sxm", gpus=256, tp=8, pp=8, zero=1, seq=4096, batch=4,
+                 how="pretrain", checkpointing="selective")
+    many = _train("llama-2-70b", "h100-sxm", gpus=256, tp=8, pp=8, zero=1, seq=4096, batch=1,
+                  how="pretrain", checkpointing="selective")
+    assert "bubble" in few.detail
+    assert many.tokens_per_s > few.tokens_per_s  # smaller micro-batches: more of them per step
+
+
+def test_offloading_all_states_streams_weights_every_pass() -> None:
+    none = _train("llama-3.1-70b", "a100-80gb", gpus=8, zero=3)
+    optimizer = _train("llama-3.1-70b", "a100-80gb", gpus=8, zero=3, offload="optimizer")
+    everything = _train("llama-3.1-70b", "a100-80gb", gpus=8, zero=3, offload="all")
+    assert none.tokens_per_s > optimizer.tokens_per_s > everything.tokens_per_s
+
+
+def test_gpu_hours_follow_tokens_and_throughput() -> None:
+    run = _train("llama-2-7b", "a100-80gb", gpus=64, zero=1, seq=4096, batch=1, how="pretrain",
+                 checkpointing="selective", tokens=10**12)
+    assert run.gpu_hours == pytest.approx(10**12 / run.tokens_per_s * 64 / 3600)
+    assert 0 < run.mfu < speed.utilization(GPUS["a100-80gb"], speed.TRAIN_EFFICIENCY)
+
+
+# -- serving ---------------------------------------------------------------------------------
+
+
+def test_decode_adds_a_fixed_cost_per_layer_and_per_step() -> None:
+    small = _serve("qwen2.5-0.5b", "a100-80gb")
+    step_s = 1 / small.decode_per_sequence
+    floor = 24 * speed.LAYER_OVERHEAD_S["vllm"] + speed.STEP_OVERHEAD_S["vllm"]
+    assert step_s > floor
+
+
+def test_weight_only_4bit_kernels_stream_below_16_bit() -> None:
+    bf16 = _serve("qwen2.5-32b", "a100-80gb", quant="bf16").decode_per_sequence
+    awq = _serve("qwen2.5-32b", "a100-80gb", quant="awq").decode_per_sequence
+    assert 1.5 < awq / bf16 < 3.0  # about a quarter of the bytes, read at 0.7 the speed
+
+
+def test_moe_routing_and_mla_cost_time_at_batch_1() -> None:
+    deepseek = _serve("deepseek-v3", "h200", quant="fp8", context=384, tp=8)
+    assert "MLA" in deepseek.detail and "MoE" in deepseek.detail
+    assert "tokens/s)" in deepseek.detail  # the published range is stated
+    # DeepSeek-V3 FP8 on 8 x H200 at batch 1: 26-30 tokens/s published (SGLang, vLLM)
+    assert 15 < deepseek.decode_per_sequence < 45
+    mixtral = _serve("mixtral-8x7b", "a100-80gb", tp=2)
+    assert "MLA" not in mixtral.detail and "MoE" in mixtral.detail
+
+
+def test_transformers_is_bound_by_its_host_loop() -> None:
+    dense = _serve("qwen3-0.6b", "h20", engine="transformers")
+    assert 1 / dense.decode_per_sequence >= 28 * speed.HOST_LAYER_S["transformers"]
+    assert "host-bound" in dense.detail
+    moe = _serve("qwen3-30b-a3b", "h20", engine="transformers")
+    assert moe.decode_per_sequence < 5  # a Python loop over 128 experts in 48 layers
+
+
+def test_tensor_parallel_decode_pays_all_reduces() -> None:
+    one = _serve("llama-2-7b", "a100-80gb")
+    eight = _serve("llama-2-7b", "a100-80gb", tp=8)
+    assert eight.decode_per_sequence < 8 * one.decode_per_sequence
+    assert "all-reduces" in eight.detail
+
+
+def test_prefill_states_its_efficiency_and_dequantization_costs() -> None:
+    f16 = _serve("llama-3-8b", "rtx-4090", quant="fp16", context=512, engine="llama.cpp")
+    q4 = _serve("llama-3-8b", "rtx-4090", quant="q4_k_m", context=512)
+    assert q4.engine == "llama.cpp"
+    assert q4.prefill < f16.prefill
+    assert "prefill at" in f16.detail and "330 TFLOPS" in f16.detail
+
+
+def test_prefill_reaches_a_smaller_share_on_cards_with_more_flops_per_byte() -> None:
+    def share(gpu: str) -> float:
+        _rate, u = speed.prefill_tokens_per_s(_spec("llama-3-8b"), GPUS[gpu], quant="fp16",
+                                              context=512, tp=1, engine="llama.cpp")
+        return u
+    assert share("rtx-3090") > share("a100-80gb") > share("h100-pcie")
+
+
+def test_ascend_says_which_stack_and_that_cuda_engines_do_not_apply() -> None:
+    for engine in (None, "llama.cpp"):
+        detail = _serve("qwen3-8b", "ascend-910b", engine=engine).detail
+        assert "no CUDA" in detail and "TensorRT-LLM" in detail
+        assert "MindIE" in detail and "vLLM-Ascend" in detail
+        assert "no published runs" in detail
+
+
+def test_amd_names_its_stack() -> None:
+    assert "ROCm" in _serve("llama-3.1-8b", "mi300x").detail
+    assert "ROCm" not in _serve("llama-3.1-8b", "h100-sxm").detail
+
+
+def test_speed_details_are_translated() -> None:
+    with language("zh"):
+        serve = _serve("deepseek-v3", "h200", quant="fp8", tp=8).detail
+        train = _train("llama-2-7b", "a100-80gb", gpus=64, zero=1, how="pretrain",
+                       checkpointing="selective").detail
+    assert "解码" in serve and "预填充" in serve
+    assert "利用率" in train
+
+
+# -- catalog rows the pre-training references need --------------------------------------------
+
+
+@pytest.mark.parametrize(("repo", "name"), [
+    ("huggyllama/llama-7b", "llama-1-7b"), ("huggyllama/llama-13b", "llama-1-13b"),
+    ("huggyllama/llama-30b", "llama-1-33b"), ("huggyllama/llama-65b", "llama-1-65b"),
+    ("TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T", "tinyllama-1.1b"),
+])
+def test_pretraining_reference_models_resolve(repo: str, name: str) -> None:
+    assert _spec(repo).name == name
