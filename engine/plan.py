@@ -64,6 +64,8 @@ class Strategy(NamedTuple):
         parts = []
         if gpus == 1:
             parts.append(_("single GPU"))
+        elif self.dp == 1:
+            pass  # one data-parallel rank: nothing to shard over, the model parallelism says it
         elif self.zero == 3:
             parts.append(_("ZeRO-3 / FSDP full shard over {n}").format(n=self.dp))
         elif self.zero in (1, 2):
