@@ -6,7 +6,6 @@ Loading is lazy and cached so the CLI pays for it once.
 
 from __future__ import annotations
 
-import difflib
 import re
 from datetime import date
 from functools import cache
@@ -159,6 +158,8 @@ def find_gpu(text: str) -> GpuSpec | None:
 
 def closest(text: str, choices: list[str], n: int = 3) -> list[str]:
     """Nearest names by edit similarity, for "did you mean" lines."""
+    import difflib  # only for "did you mean": not on the answer's path
+
     by_norm = {normalize(c): c for c in choices}
     hits = difflib.get_close_matches(normalize(text), list(by_norm), n=n, cutoff=0.5)
     return [by_norm[h] for h in hits]

@@ -9,12 +9,11 @@ that cannot be read or written (read-only home, a container) only costs the pars
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
+import zlib
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,16 +31,19 @@ def cache_root() -> Path:
 
 
 def data_text(filename: str) -> str:
-    return resources.files("engine.data").joinpath(filename).read_text(encoding="utf-8")
+    # a plain path beside this module (the wheel ships engine/data/): importlib.resources would
+    # cost the CLI more to import than reading the file
+    return (ENGINE / "data" / filename).read_text(encoding="utf-8")
 
 
 def _key(name: str, data: tuple[str, ...], code: tuple[str, ...]) -> str:
-    digest = hashlib.sha256(f"{sys.version}|{pydantic.VERSION}|{name}".encode())
-    for filename in data:
-        digest.update(data_text(filename).encode())
-    for module in code:
-        digest.update((ENGINE / module).read_bytes())
-    return digest.hexdigest()[:24]
+    # CRC-32 and Adler-32 of every input: a change anywhere is a new key (zlib is already loaded,
+    # hashlib's OpenSSL binding is not)
+    parts = [f"{sys.version}|{pydantic.VERSION}|{name}".encode()]
+    parts += [data_text(filename).encode() for filename in data]
+    parts += [(ENGINE / module).read_bytes() for module in code]
+    blob = b"\0".join(parts)
+    return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
 
 
 def load(name: str, *, data: tuple[str, ...], code: tuple[str, ...], build: Callable[[], T]) -> T:

@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Iterator
 from functools import cache
-from importlib import resources
+from pathlib import Path
 
 LANGUAGES = ("en", "zh")
 _lang: contextvars.ContextVar[str] = contextvars.ContextVar("lang", default="en")
@@ -73,7 +73,7 @@ def catalog(lang: str) -> dict[str, str]:
     if lang == "en":
         return {}
     try:
-        path = resources.files("engine.locale").joinpath(lang, "LC_MESSAGES", "gpusize.po")
+        path = Path(__file__).resolve().parent / "locale" / lang / "LC_MESSAGES" / "gpusize.po"
         text = path.read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError):
         return {}  # no catalog installed: English

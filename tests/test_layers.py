@@ -23,7 +23,8 @@ ALLOWED = {
 # imports that may wait until a function needs them: optional or heavy third-party packages,
 # and the bot's entry points in the CLI (slack_bolt and redis stay off the answer path)
 LAZY = ("matplotlib", "PIL", "huggingface_hub", "uvicorn", "slack_bolt.adapter.socket_mode",
-        "importlib.metadata", "tomllib", "present.charts", "present.terminal", "bot.server", "bot.ops")
+        "importlib.metadata", "tomllib", "difflib", "present.charts", "present.terminal",
+        "bot.server", "bot.ops")
 
 
 def _module(path: Path) -> str:
