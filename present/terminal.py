@@ -78,6 +78,15 @@ def _cell(text: str, width: int, *, right: bool = False) -> str:
     return pad + text if right else text + pad
 
 
+def aligned(rows: list[list[str]], right: frozenset[int] = frozenset()) -> list[str]:
+    """Rows as monospaced lines, columns padded to their widest cell as a terminal (or a code
+    block on a phone) shows them: CJK characters count two. `right`: columns aligned right."""
+    widths = [max(_width(row[i]) for row in rows if i < len(row))
+              for i in range(max(len(r) for r in rows))] if rows else []
+    return [" ".join(_cell(cell, widths[i], right=i in right) for i, cell in enumerate(row))
+            .rstrip() for row in rows]
+
+
 def table(plans: list[Plan]) -> list[str]:
     cur = next((p.cost.currency for p in plans if p.cost), "")
     widths = (24, 4, 9, 7, 10, 10, 12)
