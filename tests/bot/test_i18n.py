@@ -28,7 +28,7 @@ def test_slack_locale_picks_chinese_and_lang_overrides(bot: Bot, slack: SlackStu
     slack.wait_for("response_url")
     bot.command("13B lora", user="U0ZH", channel="C0TWO")
     en = blocks_text(slack.wait_for("chat.postMessage", 2)[1])
-    assert not CJK.search(en) and "Recommended" in en
+    assert not CJK.search(en) and "13B LoRA → " in en
 
 
 def test_workspace_language_applies_to_everyone(bot: Bot, slack: SlackStub) -> None:
@@ -50,9 +50,13 @@ def test_errors_and_help_follow_the_language(bot: Bot, slack: SlackStub) -> None
 def test_memory_and_price_charts_are_uploaded_into_the_thread(bot: Bot, slack: SlackStub,
                                                               redis_server: RedisServer) -> None:
     bot.command("llama-3.1-8b lora")
-    slack.wait_for("chat.postMessage")
+    card = slack.wait_for("chat.postMessage")[0].body
     redis_server.wait_for_conversation(ROOT)
-    bot.action(action_id="show_chart", value="memory", message_ts=ROOT)
+    charts = next(o["value"] for b in card["blocks"] for e in b.get("elements", [])
+                  if e.get("type") == "overflow" for o in e["options"]
+                  if o["text"]["text"].startswith("Charts"))
+    bot.action(action_id="card_more", value=None, selected=charts, element="overflow",
+               message_ts=ROOT)
     done = slack.wait_for("files.completeUploadExternal", timeout=30)[0].body
     upload = slack.wait_for("upload")[0].body["bytes"]
     image = Image.open(io.BytesIO(upload))
@@ -60,7 +64,17 @@ def test_memory_and_price_charts_are_uploaded_into_the_thread(bot: Bot, slack: S
     assert len(image.convert("RGB").getcolors(maxcolors=1 << 20) or []) > 20  # not blank
     url_call = slack.of("files.getUploadURLExternal")[0].body
     assert url_call["filename"] == "memory.png"
+    # what the picture shows, in words: alt text for screen readers, a comment for the rest
+    assert url_call["alt_txt"].startswith("Bar chart of memory per GPU for Llama 3.1 8B")
+    assert "GiB per GPU" in url_call["alt_txt"]
     assert done.get("thread_ts") == ROOT or json.dumps(done).count(ROOT)
-    bot.action(action_id="show_price_chart", value="rtx-a6000", message_ts=ROOT)
+    assert done["initial_comment"].startswith("Memory per GPU, per option: Bar chart")
+    # the menu's charts include the recommended card's price history, since it has one
     slack.wait_for("upload", 2, timeout=30)
-    assert slack.of("files.getUploadURLExternal")[1].body["filename"] == "prices-rtx-a6000.png"
+    prices = slack.of("files.getUploadURLExternal")[1].body
+    assert prices["filename"].startswith("prices-") and "prices of" in prices["alt_txt"]
+    # a card without prices: said privately, nothing uploaded
+    uploads = len(slack.of("upload"))
+    bot.action(action_id="show_price_chart", value="no-such-card", message_ts=ROOT)
+    assert "No prices recorded" in json.dumps(slack.wait_for("chat.postEphemeral")[0].body)
+    assert len(slack.of("upload")) == uploads
