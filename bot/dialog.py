@@ -37,6 +37,9 @@ from present.labels import input_text, input_value
 
 log = logging.getLogger("gpusize.bot")
 FIRST_POST_GRACE_S = 0.5
+# "no budget" typed while the budget question is open (the grammar has no word for none)
+NO_BUDGET = re.compile(r"\b(no|without|skip)\s+budget\b|^\s*(none|skip|no)\s*[.!]?\s*$|"
+                       r"不设预算|没有预算|无预算|不限预算", re.IGNORECASE)
 STALE = N_("That button is on an older answer: the thread has moved on since. Use the buttons "
            "on the newest answer, or reply in the thread.")
 EXPIRED = N_("This conversation has expired (or was never stored); ask again with /gpusize.")
@@ -227,13 +230,17 @@ class Dialog:
             await self.replies.update(channel, message_ts, Notice(
                 slack.answered(q_text, slack.method_title(method))[0], context=_("answered"),
                 user=user))
-        inputs = update.conversation.inputs
         if stage is Stage.DONE:
             await self._answer_in_thread(team, channel, thread_ts, user, update.conversation, [],
                                          asked=slack.method_title(method), how="press")
             return
-        currency = self._currency(inputs) or "CNY"
-        q = slack.budget_question(update.conversation.version, currency,
+        await self._ask_budget(team, channel, thread_ts, user, update.conversation)
+
+    async def _ask_budget(self, team: str, channel: str, thread_ts: str, user: str,
+                          conv: Conversation) -> None:
+        """The second question, whichever way the method was answered (button or typed)."""
+        inputs = conv.inputs
+        q = slack.budget_question(conv.version, self._currency(inputs) or "CNY",
                                   int(inputs.values.get("months") or 36))
         asked = await self.replies.in_thread(channel, thread_ts,
                                              text=blockkit.fallback(q["text"]),
@@ -298,6 +305,9 @@ class Dialog:
                 await self.replies.private(channel, user, unusable(err), thread_ts)
                 return True
             if change is None:
+                if conv.stage is Stage.BUDGET and NO_BUDGET.search(text or ""):
+                    await self._no_budget(conv, channel, user, text or "")
+                    return True
                 return False
         notes: list[str] = []
         method = conv.inputs.merged(change).method
@@ -333,7 +343,9 @@ class Dialog:
         if before and after and before != after:
             notes.append(_("Amounts are now in {new}, not {old}, as the reply says; reply "
                            "“currency={old}” to switch back.").format(new=after, old=before))
-        stage = next_stage(merged)
+        # a method typed in answer to the question leads to the same next question as the
+        # buttons do
+        stage = next_stage(merged, answered=Stage.METHOD if conv.stage is Stage.METHOD else None)
         update = await self.store.update(team, channel, thread_ts, user=user, change=change,
                                          stage=stage, note="follow-up")
         changes = update.changes(change)
@@ -343,7 +355,11 @@ class Dialog:
             await self.replies.say(channel, thread_ts, _(
                 "Noted. Which method: full-finetune, lora, qlora, inference or pretrain?"))
             return True
-        await self._close_question(conv, channel, user, update.conversation)
+        await self._close_question(conv, channel, user, update.conversation,
+                                   final=stage is Stage.DONE)
+        if stage is Stage.BUDGET:
+            await self._ask_budget(team, channel, thread_ts, user, update.conversation)
+            return True
         pressed_label = slack.changes_text([(k, None, v) for k, v in change.values.items()],
                                            after or "CNY")
         await self._answer_in_thread(team, channel, thread_ts, user, update.conversation,
@@ -351,13 +367,21 @@ class Dialog:
                                      how="reply" if text else "press", notes=notes)
         return True
 
+    async def _no_budget(self, conv: Conversation, channel: str, user: str, text: str) -> None:
+        """"no budget" typed in answer to the budget question: as the button says it."""
+        update = await self.store.update(conv.team, channel, conv.thread_ts, user=user,
+                                         stage=Stage.DONE, note="answered budget")
+        await self._close_question(conv, channel, user, update.conversation)
+        await self._answer_in_thread(conv.team, channel, conv.thread_ts, user,
+                                     update.conversation, [], asked=text, how="reply")
+
     async def _close_question(self, conv: Conversation, channel: str, user: str,
-                              now: Conversation) -> None:
+                              now: Conversation, *, final: bool = True) -> None:
         """A question answered by typing loses its buttons and says what was answered."""
         ts, kind = conv.meta.get("_question_ts"), conv.meta.get("_question")
         if not ts or ts == "null" or conv.stage is Stage.DONE:
             return
-        if kind == "method" and conv.meta.get("_root") == "question":
+        if kind == "method" and conv.meta.get("_root") == "question" and final:
             return  # the root question becomes the verdict line with the answer
         currency = self._currency(now.inputs) or "CNY"
         if kind == "method":

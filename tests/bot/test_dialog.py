@@ -232,6 +232,24 @@ def test_typed_replies_same_result_currency_context_and_unusable_values(
     assert "I read quant=awk. Did you mean quant=awq?" in texts(eph["blocks"])
 
 
+def test_typed_method_gets_the_same_next_question_as_the_buttons(
+        bot: Bot, slack: SlackStub, redis_server: RedisServer) -> None:
+    root = start_incomplete(bot, slack, redis_server)
+    bot.event(reply("lora", thread_ts=root, ts="1700000021.1"), event_id="EvT1")
+    budget_q = slack.wait_for("chat.postMessage", 2)[1].body
+    assert budget_q["thread_ts"] == root and "answer_budget" in texts(budget_q["blocks"])
+    closed = slack.wait_for("chat.update")[0].body  # the method question, answered by typing
+    assert closed["ts"] == root and "→ *LoRA*" in texts(closed["blocks"])
+    assert not any(b["type"] == "actions" for b in closed["blocks"])
+    # "no budget", typed: answered as the button would
+    bot.event(reply("no budget", thread_ts=root, ts="1700000021.2"), event_id="EvT2")
+    answer = slack.wait_for("chat.postMessage", 3)[2].body
+    assert answer["blocks"][0]["text"]["text"].startswith("Llama 3.1 70B LoRA → ")
+    updates = [u.body for u in slack.wait_for("chat.update", 3)]
+    assert any("Budget → *no budget*" in texts(u["blocks"]) for u in updates)
+    assert "in this thread" in texts(updates[-1]["blocks"]) and updates[-1]["ts"] == root
+
+
 def test_question_answered_by_typing_loses_its_buttons(bot: Bot, slack: SlackStub,
                                                        redis_server: RedisServer) -> None:
     root = start_incomplete(bot, slack, redis_server)
