@@ -8,6 +8,7 @@ import re
 
 from PIL import Image
 
+from present import blockkit
 from tests.harness import Bot, RedisServer, SlackStub
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -21,8 +22,13 @@ def blocks_text(call) -> str:
 def test_slack_locale_picks_chinese_and_lang_overrides(bot: Bot, slack: SlackStub) -> None:
     slack.locales["U0ZH"] = "zh-CN"
     bot.command("13B 全参微调 预算15万", user="U0ZH")
-    zh = blocks_text(slack.wait_for("chat.postMessage")[0])
+    post = slack.wait_for("chat.postMessage")[0].body
+    zh = json.dumps(post["blocks"], ensure_ascii=False)
     assert CJK.search(zh.replace("全参微调", "")) and "¥" in zh
+    # the Chinese answer is one phone screen too, its verdict first, its fallback one line
+    assert len(post["blocks"]) <= 6 and blockkit.text_length(post["blocks"]) <= 1200
+    assert post["blocks"][0]["text"]["text"].startswith("13B 全参微调 → ")
+    assert post["text"].startswith(post["blocks"][0]["text"]["text"] + "：") and "\n" not in post["text"]
     # the same person asks for English
     bot.command("lang en", user="U0ZH", response_url=slack.response_url())
     slack.wait_for("response_url")
