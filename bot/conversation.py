@@ -36,7 +36,11 @@ class Conversation:
     channel: str
     thread_ts: str
     inputs: Draft = field(default_factory=Draft)  # model, method and options as the thread set them
-    meta: dict[str, str] = field(default_factory=dict)  # _stage, _version, _answer_ts, _created_by
+    # _stage, _version, _created_by; the live answer: _answer_ts, _card_v (the version its
+    # buttons carry), _card (its blocks, to retire it), _result (its recommendation in numbers);
+    # _root (question | card | mention: what the thread's first message is), the open question:
+    # _question_ts, _question (method | budget)
+    meta: dict[str, str] = field(default_factory=dict)
 
     @property
     def stage(self) -> Stage:
@@ -46,11 +50,19 @@ class Conversation:
     def version(self) -> int:
         return int(self.meta.get("_version", 0))
 
+    @property
+    def card_version(self) -> int | None:
+        """The version the thread's live answer was made for (None: no answer yet)."""
+        value = self.meta.get("_card_v", "")
+        return int(value) if value.isdigit() else None
+
 
 @dataclass
 class Update:
     conversation: Conversation
     previous: Draft  # the inputs this update replaced (absent: were not set)
+    # the bookkeeping it replaced: swapping in a new answer's ts returns the one it supersedes
+    previous_meta: dict[str, str] = field(default_factory=dict)
 
     def changes(self, change: Draft) -> list[tuple[str, Any, Any]]:
         """(field, before, after) for each field of `change` this update really changed."""

@@ -21,20 +21,21 @@ from redis.asyncio import Redis
 from redis.exceptions import LockError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import keys
+from bot import keys, pricetables
 from bot.pricestore import PriceRecord, PriceStore, newest
+from bot.pricetables import DEFAULT_CARDS
 from engine import catalog
 from engine.cost import CostInputs, plan_cost
-from engine.i18n import N_, _, set_language
+from engine.i18n import N_, _, money, set_language
 from engine.parse import ParseError
 from engine.prices import STALE_DAYS, price_book
 from present import blockkit
 from present.blockkit import channel_ref
+from present.labels import columns
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 LATE_AFTER = timedelta(minutes=30)
 DONE_TTL_S = 40 * 86400
-DEFAULT_CARDS = ("rtx-4090", "l40s", "a100-80gb", "h100-sxm", "h20")
 MOVERS_SHOWN = 12
 WEEKDAY_NAMES = (N_("Monday"), N_("Tuesday"), N_("Wednesday"), N_("Thursday"), N_("Friday"),
                  N_("Saturday"), N_("Sunday"))
@@ -180,7 +181,8 @@ class Digests:
                                                     period=period)
             await self.client.chat_postMessage(
                 channel=sub.channel, text=blockkit.fallback(fallback),
-                blocks=blockkit.blocks("digest.json.j2", d={"sections": sections,
+                blocks=blockkit.blocks("digest.json.j2", d={"sections": [
+                    part for section in sections for part in blockkit.sections(section)],
                                                           "title": fallback[:150]}))
             await self.redis.set(done, now.isoformat(), ex=DONE_TTL_S)
             await self._snapshot(sub, await self.prices.visible(sub.team))
@@ -200,16 +202,19 @@ class Digests:
         if channel is not None:
             raw = await self.redis.hgetall(keys.digest_snapshot(team, channel))
             previous = {k: json.loads(v) for k, v in raw.items()}
-        sections = [_movers(best, previous)]
+        currency = pricetables.workspace_currency(await self.prices.records(team))
+        sections = [_movers(best, previous, currency)]
         cards = await self.prices.most_asked(team) or list(DEFAULT_CARDS)
-        sections.append(_cheapest(best, cards, records, today))
+        sections.append(_cheapest(best, cards, records, today, currency))
         stale = sorted((r for r in best.values() if (today - r.quoted).days > STALE_DAYS),
                        key=lambda r: r.quoted)
         if stale:
             sections.append(_("*Stale* ({count} current prices older than {days} days: ask "
                               "vendors for fresh quotes)").format(count=len(stale), days=STALE_DAYS)
-                            + "\n" + "\n".join(f"• {r.item} {r.kind}: {r.quoted}"
-                                               for r in stale[:10])
+                            + "\n" + "\n".join(
+                                f"• {pricetables.display(r.item, 40)} · "
+                                f"{_(pricetables.KIND_TITLES[r.kind]).lower()}: {r.quoted}"
+                                for r in stale[:10])
                             + ("\n" + _("… and {count} more").format(count=len(stale) - 10)
                                if len(stale) > 10 else ""))
         failures = {u: s for u, s in (await self.prices.feed_status()).items() if not s["ok"]}
@@ -238,32 +243,31 @@ def _fmt(amount: float) -> str:
     return f"{amount:,.0f}" if amount >= 100 else f"{amount:.3g}"
 
 
-def _movers(best: dict[tuple[str, str], PriceRecord], previous: dict[str, Any]) -> str:
+def _movers(best: dict[tuple[str, str], PriceRecord], previous: dict[str, Any],
+            currency: str = "CNY") -> str:
     moves = []
     for (item, kind), rec in best.items():
         before = previous.get(f"{item}|{kind}")
         if not before or before["currency"] != rec.currency or before["amount"] == _mid(rec):
             continue
         pct = (_mid(rec) - before["amount"]) / before["amount"]
-        moves.append((abs(pct), pct, item, kind, before["amount"], rec))
+        moves.append((abs(pct), pct, rec, before["amount"]))
     if not moves:
         return _("*Price changes since the last digest*") + "\n" + _("No price changed.")
-    moves.sort(reverse=True)
+    moves.sort(key=lambda m: m[0], reverse=True)
     lines = [_("*Price changes since the last digest*") + " "
-             + _("({count}, biggest first)").format(count=len(moves))]
-    for _size, pct, item, kind, old, rec in moves[:MOVERS_SHOWN]:
-        arrow = _("▲ up") if pct > 0 else _("▼ down")
-        lines.append(f"• {item} {kind.replace('_', ' ')}: {_fmt(old)} → {_fmt(_mid(rec))} "
-                     f"{rec.currency} ({arrow} {abs(pct):.1%}) · {rec.source[:60]}")
+             + _("({count}, biggest first, in {currency})").format(count=len(moves),
+                                                                   currency=currency)]
+    lines += pricetables.movers_table(moves[:MOVERS_SHOWN], currency=currency, book=price_book())
     if len(moves) > MOVERS_SHOWN:
         lines.append(_("… and {count} smaller changes").format(count=len(moves) - MOVERS_SHOWN))
     return "\n".join(lines)
 
 
 def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
-              records: list[PriceRecord], today: date) -> str:
+              records: list[PriceRecord], today: date, currency: str = "CNY") -> str:
     book = price_book().with_prices(tuple(r.to_price() for r in records))
-    lines = [_("*The cards this workspace asks about*")]
+    rows = [[_("card"), currency + "/h", _("buy"), _("pays off")]]
     for name in cards[:6]:
         gpu = catalog.gpus().get(name)
         if gpu is None:
@@ -272,15 +276,12 @@ def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
         buy = best.get((name, "buy_card"))
         count = 8 if gpu.form_factor in ("sxm", "oam") else 1
         pc = plan_cost(book, gpu, count, CostInputs(today=today))
-        parts = [gpu.display]
-        parts.append(_("rent {amount} {currency}/GPU-h").format(amount=_fmt(_mid(rent)),
-                                                                currency=rent.currency)
-                     if rent else _("no rent price"))
-        parts.append(_("buy {amount} {currency}/card").format(amount=_fmt(_mid(buy)),
-                                                              currency=buy.currency)
-                     if buy else _("no card price"))
-        if pc.break_even_hours is not None:
-            parts.append(_("buying {count} pays off above {hours:.0f} h/month").format(
-                count=count, hours=pc.break_even_hours))
-        lines.append("• " + " · ".join(parts))
-    return "\n".join(lines)
+        rows.append([pricetables.display(name),
+                     f"{book.convert(_mid(rent), rent.currency, currency):,.2f}" if rent else "-",
+                     money(book.convert(_mid(buy), buy.currency, currency), currency).replace(
+                         " " + currency, "") if buy else "-",
+                     _("> {hours:.0f} h/mo").format(hours=pc.break_even_hours)
+                     if pc.break_even_hours is not None else "-"])
+    return "\n".join([_("*The cards this workspace asks about*") + " " + _(
+        "(rent per GPU-hour, buy per card, and the use a month above which buying a server "
+        "of them pays off)"), "```", *columns(rows, right=(1, 2, 3)), "```"])

@@ -8,11 +8,12 @@ import re
 import shlex
 from datetime import UTC, date, datetime
 
-from bot.pricestore import PriceRecord, PriceStore, new_id, newest
+from bot import pricetables
+from bot.pricestore import PriceRecord, PriceStore, new_id
 from engine import catalog
 from engine.i18n import N_, _
 from engine.parse import ParseError, parse_money
-from engine.prices import STALE_DAYS
+from engine.prices import STALE_DAYS, price_book
 from present.blockkit import user_ref
 
 KINDS = {"buy": "buy_card", "purchase": "buy_card", "buy-card": "buy_card",
@@ -117,18 +118,18 @@ def _origin(rec: PriceRecord) -> str:
     return rec.source[:120]
 
 
-def current_prices(records: list[PriceRecord], today: date) -> list[str]:
-    """Per kind, cards cheapest first, each with its age and source."""
-    best = newest(records)
-    sections = []
-    for kind, title in KIND_TEXT.items():
-        rows = sorted((r for (item, k), r in best.items() if k == kind), key=lambda r: r.low)
-        if not rows:
-            continue
-        lines = [f"*{_(title)}*"] + [f"• {r.item}: {_amount(r)} · {_age(r, today)} · {_origin(r)}"
-                                  for r in rows]
-        sections.append("\n".join(lines))
-    return sections or [_("No prices recorded yet.")]
+def current_prices(records: list[PriceRecord], today: date, *, currency: str = "CNY",
+                   cards: list[str] | None = None) -> list[str]:
+    """Per kind, a table of cards cheapest first, in `currency` (the quote in brackets when it
+    was in another), each with its age and source; only `cards` when given."""
+    sections = pricetables.price_tables(records, today, currency=currency, book=price_book(),
+                                        cards=cards)
+    if cards is not None:
+        names = ", ".join(pricetables.display(c) for c in cards)
+        sections.append(_("The cards this workspace asks about ({cards}). `/gpusize price all` "
+                          "lists every card, `/gpusize price CARD` one card's history, "
+                          "`/gpusize price usd` in dollars.").format(cards=names))
+    return sections
 
 
 def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
@@ -137,9 +138,10 @@ def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
                   key=lambda r: (r.quoted, r.recorded_at), reverse=True)
     if not rows:
         return [_("No prices recorded for {card}.").format(card=card)]
-    lines = [_("*Price history of {card}* (newest first)").format(card=card)]
-    lines += [f"• {r.quoted} · {_(KIND_TEXT[r.kind])} · {r.item} · {_amount(r)} · {_age(r, today)} "
-              f"· {_origin(r)}" for r in rows[:60]]
+    lines = [_("*Price history of {card}* (newest first)").format(
+        card=pricetables.display(card, 40))]
+    lines += [f"• {r.quoted} · {_(KIND_TEXT[r.kind])} · {pricetables.display(r.item, 40)} · "
+              f"{_amount(r)} · {_age(r, today)} · {_origin(r)}" for r in rows[:60]]
     if len(rows) > 60:
         lines.append(_("… and {count} older").format(count=len(rows) - 60))
     return ["\n".join(lines)]
@@ -152,9 +154,15 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
     head = words[0].lower()
     if head in ("price", "prices"):
         records = await store.visible(team)
-        if len(words) > 1:
-            return history(records, item_for(words[1]), today)
-        return current_prices(records, today)
+        flags = {w.lower() for w in words[1:]} & {"all", "usd", "cny", "rmb"}
+        rest = [w for w in words[1:] if w.lower() not in flags]
+        if rest:
+            return history(records, item_for(rest[0]), today)
+        currency = ("USD" if "usd" in flags else "CNY" if flags & {"cny", "rmb"}
+                    else pricetables.workspace_currency(await store.records(team)))
+        cards = None if "all" in flags else (await store.most_asked(team)
+                                              or list(pricetables.DEFAULT_CARDS))
+        return current_prices(records, today, currency=currency, cards=cards)
     if len(words) == 1 or words[1].lower() == "list":
         mine = sorted(await store.records(team), key=lambda r: r.quoted, reverse=True)
         if not mine:

@@ -32,9 +32,9 @@ class Notice:
         visible = blockkit.clean_input(text).strip()  # what is left once reference markers go
         text = text if visible else "(empty)"  # Slack rejects empty text objects
         context = context if blockkit.clean_input(context).strip() else ""
-        sections = ([text] if len(text) <= 2900
-                    else [text[i:i + 2900] for i in range(0, len(text), 2900)])
-        self.text = blockkit.fallback(text)
+        sections = blockkit.sections(text)  # cut between lines, measured after escaping
+        self.text = blockkit.fallback(blockkit.visible(text).split("\n", 1)[0][:300].replace(
+            "*", "")) if "\n" in text else blockkit.fallback(text)
         self.blocks = blockkit.blocks("notice.json.j2", n={"sections": sections,
                                                            "context": context, "user": user})
 
@@ -54,8 +54,9 @@ class Replies:
             SLACK_ERRORS.labels(str(err.response.get("error"))).inc()
             if err.response.get("error") not in NOT_IN_CHANNEL or respond is None:
                 raise
+        # a private copy cannot be continued (no thread): nothing on it to press
         await respond(response_type="ephemeral", replace_original=False, text=text,
-                      blocks=[*blocks, {"type": "context", "elements": [
+                      blocks=[*blockkit.without_actions(blocks), {"type": "context", "elements": [
                           {"type": "mrkdwn", "text": _(INVITE)}]}][:50])
         return None
 
@@ -75,6 +76,11 @@ class Replies:
     async def update(self, channel: str, ts: str, note: Notice) -> None:
         await self.client.chat_update(channel=channel, ts=ts, text=note.text, blocks=note.blocks)
 
+    async def edit(self, channel: str, ts: str, *, blocks: list[dict[str, Any]],
+                   text: str) -> None:
+        """Replace a message's blocks (an answer refreshed, or retired without its buttons)."""
+        await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+
     async def private(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
         note = Notice(text)
         extra = {"thread_ts": thread_ts} if thread_ts else {}
@@ -89,6 +95,13 @@ class Replies:
                                thread_ts or "")
 
     async def upload(self, channel: str, thread_ts: str, *, content: bytes, filename: str,
-                     title: str) -> None:
+                     title: str, alt_text: str = "", comment: str = "") -> None:
+        """A picture in the thread, with what it shows in words: alt text for screen readers and
+        a comment for clients that show no images."""
+        extra: dict[str, Any] = {}
+        if alt_text:
+            extra["alt_txt"] = alt_text[:1000]
+        if comment:
+            extra["initial_comment"] = blockkit.fallback(comment, 3000)
         await self.client.files_upload_v2(channel=channel, thread_ts=thread_ts, content=content,
-                                          filename=filename, title=title)
+                                          filename=filename, title=title, **extra)

@@ -38,6 +38,25 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return {cjson.encode(previous), redis.call('HGETALL', KEYS[1])}
 """
 
+# KEYS[1] conversation hash. ARGV[1] the new answer's version, ARGV[2] ttl, ARGV[3..] field/value
+# pairs. Sets them only if no newer answer is live; returns {1 or 0, the replaced values}.
+# Bookkeeping, not a change to what the thread asks: no version bump, no log entry.
+SWAP_CARD = """
+local live = tonumber(redis.call('HGET', KEYS[1], '_card_v') or '0') or 0
+if redis.call('EXISTS', KEYS[1]) == 0 or live > tonumber(ARGV[1]) then
+  return {0, cjson.encode({})}
+end
+local previous = {}
+for i = 3, #ARGV, 2 do
+  local old = redis.call('HGET', KEYS[1], ARGV[i])
+  if old then previous[ARGV[i]] = old end
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return {1, cjson.encode(previous)}
+"""
+
+
 def _decode(raw: dict[str, str], team: str, channel: str, thread_ts: str) -> Conversation:
     """A hash as the bot stores it: request inputs as JSON per field, bookkeeping under _names."""
     meta = {k: v for k, v in raw.items() if k.startswith("_")}
@@ -51,6 +70,7 @@ class ConversationStore:
         self.redis = redis
         self.ttl = ttl_seconds
         self._merge = redis.register_script(MERGE)
+        self._swap = redis.register_script(SWAP_CARD)
 
     async def get(self, team: str, channel: str, thread_ts: str) -> Conversation | None:
         raw = await self.redis.hgetall(keys.conversation(team, channel, thread_ts))
@@ -75,11 +95,26 @@ class ConversationStore:
             keys=[keys.conversation(team, channel, thread_ts),
                   keys.conversation_log(team, channel, thread_ts)],
             args=[str(self.ttl), entry, *args])
-        previous = {k: json.loads(v) for k, v in json.loads(previous_raw or "{}").items()
-                    if not k.startswith("_")} if previous_raw not in ("[]", "") else {}
+        replaced = json.loads(previous_raw or "{}") if previous_raw not in ("[]", "") else {}
+        previous = {k: json.loads(v) for k, v in replaced.items() if not k.startswith("_")}
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return Update(conversation=_decode(raw, team, channel, thread_ts),
-                      previous=Draft(previous))
+                      previous=Draft(previous),
+                      previous_meta={k: v for k, v in replaced.items() if k.startswith("_")})
+
+    async def swap_card(self, team: str, channel: str, thread_ts: str, *, version: int,
+                        meta: dict[str, str]) -> dict[str, str] | None:
+        """Make an answer the thread's live one, unless a newer one already is (None then); the
+        values it replaced say which answer it supersedes."""
+        args: list[str] = []
+        for name, value in meta.items():
+            args += [name, str(value)]
+        done, replaced = await self._swap(keys=[keys.conversation(team, channel, thread_ts)],
+                                          args=[str(version), str(self.ttl), *args])
+        if not int(done):
+            return None
+        previous = json.loads(replaced or "{}")
+        return previous if isinstance(previous, dict) else {}
 
     async def claim(self, key: str, *, ttl_seconds: int = 3600) -> bool:
         """True the first time a key is claimed (SET NX EX): dedupe of events and clicks."""

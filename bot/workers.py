@@ -26,17 +26,24 @@ def _answer(draft: Draft, book: PriceBook | None) -> Answer:
     return size(build_request(draft), hub=hub.lookup, book=book)
 
 
-def answer_message(draft: Draft, version: int, changes: list[tuple[str, Any, Any]],
-                   user: str | None, book: PriceBook | None = None,
+def answer_message(draft: Draft, card: slack.CardInput, book: PriceBook | None = None,
                    lang: str = "en") -> dict[str, Any]:
-    """An answer message: Block Kit blocks, the plain-text fallback, and the card it recommends
-    (the digest follows the cards a workspace asks about)."""
+    """An answer card: its blocks and one-line fallback, the recommendation in numbers (to
+    compare the next answer with), whether it is the same as the card it follows (and the line
+    that says so), the thread root's verdict line, and the card it recommends (the digest
+    follows the cards a workspace asks about)."""
     with language(lang):
-        ans = _answer(draft, book)
-        view = slack.answer_view(ans, version=version, changes=slack.change_lines(changes),
-                                 user=user, goal=str(draft.values.get("goal", "cost")))
+        req = build_request(draft)
+        ans = size(req, hub=hub.lookup, book=book)
+        view = slack.answer_view(ans, card, req=req, given=draft.values)
+        result = slack.result_of(ans)
+        same = card.previous is not None and slack.same_result(card.previous, result)
         return {"blocks": blockkit.blocks("answer.json.j2", v=view),
-                "text": blockkit.fallback(slack.answer_fallback(ans)),
+                "text": blockkit.fallback(slack.answer_fallback(ans, card, req=req)),
+                "result": result, "same": same,
+                "same_line": slack.same_line(card.changes, result, card.previous or {},
+                                             req.answer_currency) if same else "",
+                "verdict": slack.verdict_line(ans),
                 "top_gpu": ans.plans[0].gpu if ans.plans else None}
 
 
@@ -52,11 +59,30 @@ def rent_vs_buy_sections(draft: Draft, book: PriceBook | None = None,
         return slack.rent_vs_buy_sections(_answer(draft, book))
 
 
+def notes_sections(draft: Draft, kind: str, book: PriceBook | None = None,
+                   lang: str = "en") -> list[str]:
+    """The assumptions, or the guides' advice (with the trial run and the warnings)."""
+    with language(lang):
+        ans = _answer(draft, book)
+        return slack.assumptions_sections(ans) if kind == "assumptions" \
+            else slack.advice_sections(ans)
+
+
 def memory_chart_png(draft: Draft, book: PriceBook | None = None, lang: str = "en") -> bytes:
     from present.charts import memory_chart  # matplotlib: only when a chart is asked for
 
     with language(lang):
         return memory_chart(_answer(draft, book), lang=lang)
+
+
+def memory_chart_with_alt(draft: Draft, book: PriceBook | None = None,
+                          lang: str = "en") -> tuple[bytes, str]:
+    """The memory chart and what it shows in words (its alt text)."""
+    from present.charts import memory_chart
+
+    with language(lang):
+        ans = _answer(draft, book)
+        return memory_chart(ans, lang=lang), slack.memory_chart_alt(ans)
 
 
 def price_chart_png(records: list[Any], card: str, lang: str = "en") -> bytes:

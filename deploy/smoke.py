@@ -230,8 +230,9 @@ def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: 
                                      signature="v0=" + "0" * 64)
     report.check("forged signature refused", status == 401, f"{status}")
 
-    for user, text, marker in ((USER_EN, "13B full-finetune", "Recommended"),
-                               (USER_ZH, "13B 全参微调", "推荐")):
+    # the answer's header: the verdict ("13B full fine-tune → rent 16 × RTX 3090")
+    for user, text, marker in ((USER_EN, "13B full-finetune", "13B full fine-tune → "),
+                               (USER_ZH, "13B 全参微调", "13B 全参微调 → ")):
         seen = len(calls(log_path))
         status, reply, took = slash_command(bot, secret, text, user, response_url)
         report.check(f"signed /gpusize {text}: ack", status == 200 and took < ACK_LIMIT_S,

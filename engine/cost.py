@@ -157,7 +157,7 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
         ops = cap * OPS_SHARE_PER_MONTH
         buy_total = depreciation + ops + monthly_power
         notes.append(f"capex: {cap_how}; depreciation over {inputs.months} months; operations "
-                     f"{OPS_SHARE_PER_MONTH:.1%} of capex a month (seed 000's running cost)")
+                     f"{OPS_SHARE_PER_MONTH:.1%} of capex a month (a buying guide's running cost)")
     else:
         notes.append(f"buy: {cap_how} for {gpu.name}")
     rent_monthly = rent * gpus * inputs.hours_per_month if rent is not None else None

@@ -139,17 +139,17 @@ def seeds_rule(spec: ModelSpec, req: Request) -> str | None:
     billions = spec.params / 1e9
     if req.is_training and not req.spec.adapters:
         w, g, o = memory.recipe_bytes(req.optimizer, req.precision)
-        return _("the seeds' rule of thumb (000) counts 8 bytes/param for a full fine-tune "
+        return _("the buying guides' rule of thumb counts 8 bytes/param for a full fine-tune "
                  "(7B -> 56 GB, 13B -> 104 GB): {rule_gb:.0f} GB here, which holds for pure-bf16 "
                  "AdamW (optimizer=adamw-bf16); this answer's recipe counts {per_param:g} "
                  "bytes/param = {gb:.0f} GB of model states before activations").format(
             rule_gb=billions * 8, per_param=w + g + o, gb=billions * (w + g + o))
     if req.is_serving:
-        return _("the seeds' rule of thumb (000): weights x 1.2 = {gb:.0f} GB in 16 bit; this "
+        return _("the buying guides' rule of thumb: weights x 1.2 = {gb:.0f} GB in 16 bit; this "
                  "answer sizes the KV cache for the context and users you give instead of a flat "
                  "20%, then keeps the 20% as headroom").format(gb=billions * 2 * 1.2)
     if req.spec.adapters:
-        return _("the seeds' rule of thumb (000): LoRA needs about a quarter of full "
+        return _("the buying guides' rule of thumb: LoRA needs about a quarter of full "
                  "fine-tuning's memory; this answer counts the frozen base, the adapters and the "
                  "activations")
     return None
@@ -168,7 +168,7 @@ def assumptions(spec: ModelSpec, req: Request, model_notes: tuple[str, ...] = ()
     ).format(cuda=memory.CUDA_CONTEXT / memory.GIB, nccl=memory.NCCL_BUFFERS / memory.GIB,
              fragmentation=memory.FRAGMENTATION))
     lines.append(_("headroom {headroom:.0%}: a plan fits when total x {factor:.2f} <= card memory "
-                   "as the driver reports it (the seeds' 20% margin; set headroom=)").format(
+                   "as the driver reports it (the buying guides' 20% margin; set headroom=)").format(
         headroom=req.headroom, factor=1 + req.headroom))
     lines += _cost_lines(req, book or price_book())
     lines.append(framework())
@@ -181,7 +181,7 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
     else:
         use = _("{hours:g} h/month{default}").format(
             hours=req.hours_per_month,
-            default=_(" (default: the seeds note most teams use under 30% of their cards)")
+            default=_(" (default: the buying guides note most teams use under 30% of their cards)")
             if req.hours is None else "")
     ranking = (_("cheapest first among the plans that run and meet the service level or "
                  "deadline (serving: over the horizon; training: per token trained)")
@@ -193,8 +193,8 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
             currency=req.answer_currency, use=use, months=req.months, rate=book.fx.cny_per_usd,
             date=book.fx.date, source=book.fx.source),
         _("buy: the catalog's server price, else cards / {card_share:.0%} (cards are 60-70% of a "
-          "server, seed 003); power = (TDP x GPUs + host) x PUE {pue:g} x price/kWh for "
-          "region={region}; operations {ops:.1%} of capex a month (seed 000's 8x A800 running "
+          "server, per a buying guide); power = (TDP x GPUs + host) x PUE {pue:g} x price/kWh for "
+          "region={region}; operations {ops:.1%} of capex a month (a buying guide's 8x A800 running "
           "cost less its power); rent: newest quote per card from the {market} market").format(
             card_share=CARD_SHARE, pue=book.pue.value, region=req.region or "default",
             ops=OPS_SHARE_PER_MONTH, market=choice.market),

@@ -283,13 +283,13 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     top = plans[0] if plans else None
     mode = top.cost.mode if top and top.cost else None
     if billions < 7:
-        out.append(_("< 7B tier (seed 000): one RTX 4090 serves it; 2x 4090 or one 48 GB card "
+        out.append(_("< 7B tier (buying guide): one RTX 4090 serves it; 2x 4090 or one 48 GB card "
                      "for light fine-tuning"))
     elif billions <= 70:
-        out.append(_("7B-70B tier (seed 000): train on several GPUs in parallel rather than one "
+        out.append(_("7B-70B tier (buying guide): train on several GPUs in parallel rather than one "
                      "big card"))
     else:
-        line = _("> 70B tier (seed 000): rent cluster time (supercomputing / AI computing "
+        line = _("> 70B tier (buying guide): rent cluster time (supercomputing / AI computing "
                  "centres) rather than building a machine room; rent first")
         if mode == "buy":
             line += _(" (this answer buys because buying is cheaper at the use per month "
@@ -299,23 +299,23 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
         out.append(_("PCIe-only cards (RTX 4090 and similar) scale poorly for multi-card "
                      "training: gradient and shard traffic crosses PCIe through the host"))
     if top and top.gpus >= 8:
-        out.append(_("an 8-GPU server draws 8-12 kW and needs real cooling (seed 000); in an "
+        out.append(_("an 8-GPU server draws 8-12 kW and needs real cooling (buying guide); in an "
                      "ordinary room prefer 4-GPU servers"))
     if top and top.gpus > 8:
         out.append(_("multi-server: NVMe of at least 2 TB per server and RoCE or InfiniBand "
-                     "between servers, or the GPUs wait (seeds)"))
+                     "between servers, or the GPUs wait (buying guides)"))
     if req.is_serving:
         if req.users < 10:
-            out.append(_("< 10 concurrent users (seed 000): one card, or a 4-bit AWQ/GPTQ model "
+            out.append(_("< 10 concurrent users (buying guide): one card, or a 4-bit AWQ/GPTQ model "
                          "on one card for 70B"))
         elif req.users <= 50:
-            out.append(_("10-50 concurrent users (seed 000): several cards load-balanced, vLLM "
+            out.append(_("10-50 concurrent users (buying guide): several cards load-balanced, vLLM "
                          "continuous batching"))
         else:
-            out.append(_("> 50 concurrent users (seed 000): H20/H200-class cards with "
+            out.append(_("> 50 concurrent users (buying guide): H20/H200-class cards with "
                          "TensorRT-LLM, or a public-cloud API"))
     if top and top.cost and top.cost.job.hours is not None and top.cost.job.hours < 730:
-        line = _("a job shorter than a month: rent it (seeds: rent first for short projects)")
+        line = _("a job shorter than a month: rent it (buying guides: rent first for short projects)")
         if mode == "buy":
             line += _(" (this answer buys only because no rental price is known in this market)")
         out.append(line)
@@ -341,6 +341,6 @@ def trial(plan: Plan, req: Request) -> Trial | None:
                        rent=None if rent is None else round(rent), currency=currency,
                        note=_("rent {n} x {card} for one epoch ({epoch}): about {hours:,.1f} h, "
                               "{cost}; measure throughput and stability before buying (the "
-                              "seeds' step 5)").format(n=plan.gpus, card=plan.gpu_display,
+                              "buying guides' step 5)").format(n=plan.gpus, card=plan.gpu_display,
                                                        epoch=epoch, hours=hours,
                                                        cost=money(rent, currency)))

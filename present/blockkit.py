@@ -26,6 +26,9 @@ TEMPLATE_DIRS = (_HERE.parent / "templates", _HERE / "_templates")
 # nothing a user types can produce a live mention, @channel or link.
 USER_REF = re.compile(r"\x00([UW][A-Z0-9]{2,20})\x00")
 CHANNEL_REF = re.compile(r"\x01([CG][A-Z0-9]{2,20})\x01")
+# Links the bot makes itself (a price's source): \x02url\x03label\x02, live only after escaping.
+LINK_REF = re.compile(r"\x02([^\x00-\x03]*)\x03([^\x00-\x03]*)\x02")
+SAFE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d+)?(?:/[^\s<>|\x00-\x1f\x7f]*)?")
 
 
 def user_ref(user_id: str) -> str:
@@ -37,9 +40,26 @@ def channel_ref(channel_id: str) -> str:
         else "this channel"
 
 
+def link_ref(url: str, label: str) -> str:
+    """A link the bot makes (to a price's source); anything but a plain http(s) URL is text."""
+    label = re.sub(r"[\x00-\x03]", "", label)
+    if not SAFE_URL.fullmatch(url):
+        return label
+    return f"\x02{url}\x03{label}\x02"
+
+
+def short_link(url: str) -> str:
+    """A source URL as a link labelled with its site: <https://x.com/a/b|x.com>."""
+    m = SAFE_URL.fullmatch(url.strip())
+    if not m:
+        return url
+    host = url.split("://", 1)[1].split("/", 1)[0].removeprefix("www.")
+    return link_ref(url.strip(), host)
+
+
 def clean_input(text: str) -> str:
-    """Inbound text from Slack, before anything reads it."""
-    return text.replace("\x00", "").replace("\x01", "")
+    """Inbound text from Slack, before anything reads it (the reference markers stripped)."""
+    return re.sub(r"[\x00-\x03]", "", text)
 
 
 def mrkdwn(text: object) -> str:
@@ -47,7 +67,80 @@ def mrkdwn(text: object) -> str:
     escaped = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     escaped = USER_REF.sub(r"<@\1>", escaped)
     escaped = CHANNEL_REF.sub(r"<#\1>", escaped)
-    return escaped.replace("\x00", "").replace("\x01", "")
+    escaped = LINK_REF.sub(lambda m: f"<{m.group(1)}|{m.group(2).replace('|', '/')}>", escaped)
+    return re.sub(r"[\x00-\x03]", "", escaped)
+
+
+def visible(text: object) -> str:
+    """What a reader sees of marked text: mentions as @id, links as their label."""
+    shown = USER_REF.sub(r"@\1", str(text))
+    shown = CHANNEL_REF.sub(r"#\1", shown)
+    shown = LINK_REF.sub(r"\2", shown)
+    return re.sub(r"[\x00-\x03]", "", shown)
+
+
+def sections(text: str, limit: int = 3000) -> list[str]:
+    """Text cut into parts that each stay within `limit` once escaped for mrkdwn (escaping
+    lengthens & < >), cut between lines; a code block cut in two is closed and reopened so both
+    parts stay monospaced. A single line longer than a part is cut inside the line."""
+    parts: list[str] = []
+    current: list[str] = []
+    fenced = False  # inside ``` at the end of `current`
+
+    def size(lines: list[str]) -> int:
+        return len(mrkdwn("\n".join(lines))) + (4 if fenced else 0)
+
+    def flush() -> None:
+        if current:
+            parts.append("\n".join(current) + ("\n```" if fenced else ""))
+
+    for line in text.split("\n"):
+        while len(mrkdwn(line)) > limit - 8:  # one line alone too long: cut it
+            cut = limit - 8
+            while len(mrkdwn(line[:cut])) > limit - 8:
+                cut -= max(1, (len(mrkdwn(line[:cut])) - (limit - 8)) // 4)
+            piece, line = line[:cut], line[cut:]
+            flush()
+            parts.append(("```\n" if fenced else "") + piece + ("\n```" if fenced else ""))
+            current = ["```"] if fenced else []
+        if current and size([*current, line]) > limit:
+            flush()
+            current = ["```"] if fenced else []
+        current.append(line)
+        if line.strip().startswith("```") and line.strip().count("```") % 2 == 1:
+            fenced = not fenced
+    flush()
+    return [p for p in parts if p.strip().strip("`").strip()] or [text[:limit] or " "]
+
+
+def without_actions(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same message with nothing to press (an old answer, a private copy)."""
+    out = []
+    for block in blocks:
+        if block.get("type") == "actions":
+            continue
+        if "accessory" in block:
+            block = {k: v for k, v in block.items() if k != "accessory"}
+        out.append(block)
+    return out
+
+
+def text_length(blocks: list[dict[str, Any]]) -> int:
+    """Characters a reader sees in a message: headers, sections and their fields, table cells,
+    context lines and button labels (what is behind a menu is not on the screen)."""
+    total = 0
+    for block in blocks:
+        kind = block.get("type")
+        if kind in ("header", "section"):
+            total += len((block.get("text") or {}).get("text", ""))
+            total += sum(len(f["text"]) for f in block.get("fields", []))
+        elif kind == "context":
+            total += sum(len(e.get("text", "")) for e in block["elements"])
+        elif kind == "table":
+            total += sum(len(cell.get("text", "")) for row in block["rows"] for cell in row)
+        elif kind == "actions":
+            total += sum(len(e["text"]["text"]) for e in block["elements"] if "text" in e)
+    return total
 
 
 def truncate(text: str, limit: int) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from engine import memory
+from engine import catalog, memory
 from engine.i18n import N_, _, money
 from engine.methods import method
 from engine.schema import Cost, Plan
@@ -132,3 +132,88 @@ VERDICTS = {"fits": N_("fits"), "tight": N_("tight"), "no": N_("does not fit")}
 def verdict_label(plan: Plan) -> str:
     """fits / tight / does not fit, in the current language."""
     return _(VERDICTS.get(plan.verdict, plan.verdict))
+
+
+# Every input a request takes, as people name it (follow-ups say what changed in these words).
+INPUTS = {
+    "model": N_("model"), "method": N_("method"), "gpu": N_("card"), "gpus": N_("GPU count"),
+    "seq": N_("sequence length"), "batch": N_("micro-batch"), "precision": N_("precision"),
+    "optimizer": N_("optimizer"), "checkpointing": N_("activation checkpointing"),
+    "zero": N_("ZeRO stage"), "offload": N_("offload"), "tp": N_("tensor parallel"),
+    "rank": N_("LoRA rank"), "targets": N_("LoRA targets"), "quant": N_("weight format"),
+    "context": N_("context"), "users": N_("concurrent users"), "kv": N_("KV cache format"),
+    "tokens": N_("training tokens"), "headroom": N_("headroom"), "loss": N_("loss"),
+    "fused_step": N_("fused optimizer step"), "compile": N_("torch.compile"),
+    "engine": N_("serving engine"), "budget": N_("budget"), "currency": N_("currency"),
+    "region": N_("region"), "hours": N_("use per month"), "months": N_("horizon"),
+    "power_price": N_("electricity price"), "goal": N_("ranking"), "market": N_("market"),
+    "mode": N_("buy or rent"), "min_speed": N_("speed per user"),
+    "ttft": N_("time to first token"), "replicas": N_("replicas"), "days": N_("deadline"),
+    "asked_in": N_("question language"),
+}
+GOALS = {"cost": N_("cheapest first"), "time": N_("fastest first")}
+MODES = {"buy": N_("buy only"), "rent": N_("rent only")}
+MARKETS = {"china": N_("China"), "global": N_("global")}
+# how a card reaches the asker's market (engine/data/availability.toml's statuses)
+ACCESS = {"new": N_("new"), "secondary": N_("second-hand"), "rental": N_("rental only"),
+          "grey": N_("grey market"), "unavailable": N_("not sold here"), "unknown": N_("unknown")}
+
+
+def input_label(name: str) -> str:
+    """An input's name as people say it ("budget", "use per month")."""
+    return _(INPUTS[name]) if name in INPUTS else name
+
+
+def input_value(name: str, value: object, currency: str = "CNY") -> str:
+    """An input's value in words: `budget` {"amount": 3e5} -> 300k CNY, `hours` 500 -> 500
+    h/month, `goal` time -> fastest first. None: the default."""
+    if value is None:
+        return _("default")
+    if name == "method" and isinstance(value, str):
+        return method_title(value)
+    if name == "budget" and isinstance(value, dict):
+        return money(value.get("amount"), value.get("currency") or currency)
+    if name == "gpu" and isinstance(value, str):
+        gpu = catalog.gpus().get(value)
+        return gpu.display if gpu else value
+    if isinstance(value, bool):
+        return _("on") if value else _("off")
+    if name in ("seq", "context") and isinstance(value, int):
+        return _("{count:,} tokens").format(count=value)
+    if name == "hours" and isinstance(value, int | float):
+        return _("{hours:g} h/month").format(hours=value)
+    if name == "months" and isinstance(value, int):
+        return _("{count} months").format(count=value)
+    if name == "days" and isinstance(value, int | float):
+        return _("{count:g} days").format(count=value)
+    if name == "min_speed" and isinstance(value, int | float):
+        return _("{rate:g} tokens/s").format(rate=value)
+    if name == "ttft" and isinstance(value, int | float):
+        return f"{value:g} s"
+    if name == "headroom" and isinstance(value, int | float):
+        return f"{value:.0%}"
+    if name == "tokens" and isinstance(value, int):
+        for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
+            if value >= scale:
+                return f"{value / scale:g}{unit}"
+        return f"{value:,}"
+    words = {"goal": GOALS, "mode": MODES, "market": MARKETS}.get(name)
+    if words and value in words:
+        return _(words[value])  # type: ignore[index]
+    return str(value)
+
+
+def input_text(name: str, value: object, currency: str = "CNY") -> str:
+    """One changed input as a reply says it: "budget: 300k CNY"; a method is its own title."""
+    if name == "method" and value is not None:
+        return input_value(name, value, currency)
+    return _("{label}: {value}").format(label=input_label(name),
+                                        value=input_value(name, value, currency))
+
+
+def short_card(display: str, limit: int = 22) -> str:
+    """A card's name where a phone's column is narrow: the vendor's brand words dropped
+    ("GeForce RTX 4090" -> "RTX 4090", "Instinct MI300X" -> "MI300X"), cut with an ellipsis."""
+    for brand in ("GeForce ", "Instinct ", "NVIDIA ", "AMD "):
+        display = display.replace(brand, "")
+    return display if len(display) <= limit else display[: limit - 1] + "…"

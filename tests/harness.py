@@ -297,11 +297,14 @@ class Bot:
 
     def action(self, *, action_id: str, value: str | None, message_ts: str,
                thread_ts: str | None = None, channel: str = "C0CHAN", user: str = "U0BOB",
-               selected: str | None = None, action_ts: str | None = None) -> tuple[int, str]:
+               selected: str | None = None, action_ts: str | None = None,
+               element: str = "static_select") -> tuple[int, str]:
+        """A button press, or with `selected` a choice in a select (or `element="overflow"`,
+        the menu under an answer)."""
         action: dict[str, Any] = {"action_id": action_id, "block_id": "b", "type": "button",
                                   "action_ts": action_ts or f"{time.time():.6f}"}
         if selected is not None:
-            action |= {"type": "static_select", "selected_option": {
+            action |= {"type": element, "selected_option": {
                 "text": {"type": "plain_text", "text": selected}, "value": selected}}
         else:
             action["value"] = value

@@ -42,7 +42,8 @@ def test_complete_command_acks_fast_then_posts_in_channel(bot: Bot, slack: Slack
     assert time.monotonic() - start < 3
     post = slack.wait_for("chat.postMessage")[0].body
     assert post["channel"] == "C0CHAN" and "thread_ts" not in post
-    assert "Recommended" in texts(post["blocks"]) and post["text"]
+    assert post["blocks"][0]["text"]["text"].startswith("13B full fine-tune → ")
+    assert post["text"].startswith(post["blocks"][0]["text"]["text"])
     redis_server.wait_for_conversation("1700000000.000001")
     keys = redis_server.command("KEYS", "gpusize:v1:conv:*")
     assert len(keys) == 1 and keys[0].endswith(":C0CHAN:1700000000.000001")
@@ -54,7 +55,9 @@ def test_not_in_channel_answers_privately_with_invite(bot: Bot, slack: SlackStub
     reply = slack.wait_for("response_url")[0].body
     assert reply["response_type"] == "ephemeral"
     assert "/invite @gpusize" in texts(reply["blocks"])
-    assert "Recommended" in texts(reply["blocks"])
+    assert reply["blocks"][0]["text"]["text"].startswith("Llama 3.1 8B QLoRA → ")
+    # a private copy has no thread to continue: nothing on it to press
+    assert not [b for b in reply["blocks"] if b["type"] == "actions" or "accessory" in b]
 
 
 def test_forged_and_stale_requests_are_rejected(bot: Bot, slack: SlackStub) -> None:

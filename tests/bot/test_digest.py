@@ -83,7 +83,11 @@ def test_weekly_digest_posts_once_at_the_slot_with_the_movers(redis_url: str,
     post = slack.wait_for("chat.postMessage")[0].body
     assert post["channel"] == "C0DIGEST"
     text = json.dumps(post["blocks"], ensure_ascii=False)
-    assert "h100-sxm buy card: 225,000 → 150,000 CNY (▼ down 33.3%)" in text
+    movers = post["blocks"][1]["text"]["text"]
+    # a table by display names in the workspace currency: before, now, the change
+    row = next(line for line in movers.splitlines() if line.startswith("H100 SXM 80GB"))
+    assert row.split()[-4:] == ["buy", "225k", "150k", "-33.3%"], row
+    assert "h100-sxm" not in text and "buy_card" not in text
     assert "(late)" not in text
     check_blocks(post["blocks"])
 

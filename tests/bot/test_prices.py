@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from bot.pricestore import GLOBAL, PriceStore, catalog_records, newest
 from engine.parse import ParseError, parse
 from engine.resolve import resolve_model
 from engine.sizing import answer_for
+from present import blockkit
 from tests.harness import Bot, SlackStub, free_port
 
 TODAY = date(2026, 11, 30)
@@ -117,12 +119,22 @@ def test_price_listing_and_history(redis_url: str) -> None:
         return listing, hist
 
     listing, hist = run(go())
-    rent = next(s for s in listing if s.startswith("*rent per GPU-hour*")).splitlines()[1:]
-    amounts = [float(line.split(": ")[1].split()[0].split("-")[0].replace(",", ""))
-               for line in rent if " USD " in line]
-    assert amounts == sorted(amounts)  # cheapest first (within a currency)
-    assert "stale" in " ".join(listing)
-    assert hist[0].startswith("*Price history of l40s*") and "Cheap" in hist[0]
+    text = "\n".join(listing)
+    # one table per kind, by display names, in the workspace's currency (its quotes are in USD)
+    rent = text.split("*Rent per GPU-hour*\n```\n")[1].split("```")[0].splitlines()
+    assert rent[0].split() == ["card", "USD/h", "age", "src"]
+    amounts = [float(re.search(r"\s([\d,.]+)(?: \(|\s+\d+ d)", line).group(1).replace(",", ""))
+               for line in rent[1:]]
+    assert amounts == sorted(amounts)  # cheapest first, whatever currency it was quoted in
+    l40s = next(line for line in rent if line.startswith("L40S "))
+    assert l40s.split()[1] == "0.50" and "l40s" not in text and "rent_card_hour" not in text
+    assert "CNY)" in text  # a CNY price converted, the quote kept in brackets
+    # only the cards this workspace asks about (none yet: the common ones)
+    assert "B200" not in text and "MI300X" not in text
+    # sources under the tables: the catalog's as links, the team's quote by its vendor
+    notes = blockkit.mrkdwn(text.split("```")[-1])
+    assert "<https://" in notes and "quote from Cheap" in notes and "older than 90 days" in notes
+    assert hist[0].startswith("*Price history of L40S*") and "Cheap" in hist[0]
 
 
 def test_newest_price_wins() -> None:

@@ -13,15 +13,20 @@ from slack_sdk.models.blocks import Block
 import engine
 from bot.dialog import help_message
 from bot.replies import Notice
+from engine.i18n import language
+from engine.parse import build_request, parse_fields
 from present import blockkit, slack
 
 LIMITS = {"blocks": 50, "section_text": 3000, "fields": 10, "field_text": 2000, "header": 150,
           "button_text": 75, "button_value": 2000, "id": 255, "actions": 25, "context": 10,
-          "option_text": 75, "option_value": 150, "options": 100}
+          "option_text": 75, "option_value": 150, "options": 100, "overflow_options": 5,
+          "table_rows": 100, "table_cells": 20, "column_settings": 20}
 
 
 def check_blocks(blocks: list[dict[str, Any]]) -> None:
     assert 0 < len(blocks) <= LIMITS["blocks"]
+    # Slack takes one table per message (only_one_table_allowed)
+    assert sum(b["type"] == "table" for b in blocks) <= 1
     for block in blocks:
         assert Block.parse(block).to_dict() == block, block  # nothing silently dropped
         assert len(block.get("block_id", "")) <= LIMITS["id"]
@@ -37,6 +42,15 @@ def check_blocks(blocks: list[dict[str, Any]]) -> None:
         elif kind == "context":
             assert len(block["elements"]) <= LIMITS["context"]
             assert all(len(e["text"]) <= 2000 for e in block["elements"])
+        elif kind == "table":
+            rows = block["rows"]
+            assert 0 < len(rows) <= LIMITS["table_rows"]
+            assert len(block.get("column_settings", [])) <= LIMITS["column_settings"]
+            assert all(0 < len(row) <= LIMITS["table_cells"] for row in rows)
+            assert len({len(row) for row in rows}) == 1  # every row as wide as the header
+            for row in rows:
+                for cell in row:
+                    assert cell["type"] in ("raw_text", "rich_text") and cell["text"].strip()
         elif kind == "actions":
             assert len(block["elements"]) <= LIMITS["actions"]
             for el in block["elements"]:
@@ -45,8 +59,12 @@ def check_blocks(blocks: list[dict[str, Any]]) -> None:
                     assert len(el["text"]["text"]) <= LIMITS["button_text"]
                     assert len(el["value"]) <= LIMITS["button_value"]
                 else:
-                    assert len(el["options"]) <= LIMITS["options"]
-                    for opt in el["options"]:
+                    if el["type"] == "overflow":
+                        assert 1 <= len(el["options"]) <= LIMITS["overflow_options"]
+                    options = el.get("options") or [
+                        o for group in el.get("option_groups", []) for o in group["options"]]
+                    assert 0 < len(options) <= LIMITS["options"]
+                    for opt in options:
                         assert len(opt["text"]["text"]) <= LIMITS["option_text"]
                         assert len(opt["value"]) <= LIMITS["option_value"]
     raw = json.dumps(blocks)
@@ -59,30 +77,148 @@ QUERIES = ["13B full-finetune budget=150k", "llama-3.1-8b full-finetune gpu=4090
            "llama-3.1-70b full-finetune budget=1k", "mixtral-8x22b qlora rank=time"]
 
 
+def card(query: str, **kw: Any) -> tuple[engine.Answer, list[dict[str, Any]], slack.CardInput]:
+    draft = parse_fields(query)
+    req = build_request(draft)
+    ans = engine.size(req)
+    ci = slack.CardInput(version=7, user="U0ALICE", **{"asked": query, **kw})
+    view = slack.answer_view(ans, ci, req=req, given=draft.values)
+    return ans, blockkit.blocks("answer.json.j2", v=view), ci
+
+
 @pytest.mark.parametrize("query", QUERIES)
 def test_answers_fit_block_kit(query: str) -> None:
-    ans = engine.ask(query)
-    view = slack.answer_view(ans, version=7, changes=["method: lora → qlora"], user="U0ALICE")
-    blocks = blockkit.blocks("answer.json.j2", v=view)
+    ans, blocks, ci = card(query, changes=(("method", "lora", "qlora"),), how="reply",
+                           previous={"gpu": "rtx-4090", "card": "GeForce RTX 4090", "gpus": 2,
+                                     "verdict": "fits", "mode": "rent", "monthly": 7925.0,
+                                     "currency": "CNY"})
     check_blocks(blocks)
-    assert blockkit.fallback(slack.answer_fallback(ans))
-    for sections in (slack.breakdown_sections(ans), slack.rent_vs_buy_sections(ans)):
+    assert blockkit.fallback(slack.answer_fallback(ans, ci))
+    for sections in (slack.breakdown_sections(ans), slack.rent_vs_buy_sections(ans),
+                     slack.assumptions_sections(ans), slack.advice_sections(ans)):
         check_blocks(blockkit.blocks("notice.json.j2", n={"sections": sections, "context": "",
                                                         "user": ""}))
+
+
+# Typical answers on one phone screen: (query, language) -> most blocks, most characters.
+PHONE = [("13B full-finetune", "en"), ("llama-3.1-70b inference users=100 context=8k", "en"),
+         ("qwen2.5-7b lora", "en"), ("13B 全参微调 预算15万", "zh"),
+         ("llama-3.1-70b 推理 users=100 context=8k", "zh"), ("qwen2.5-7b lora", "zh")]
+
+
+@pytest.mark.parametrize(("query", "lang"), PHONE)
+def test_main_answer_fits_one_phone_screen(query: str, lang: str) -> None:
+    with language(lang):
+        _ans, blocks, _ci = card(query)
+    check_blocks(blocks)
+    assert len(blocks) <= 6
+    assert blockkit.text_length(blocks) <= 1200
+    assert blocks[0]["type"] == "header" and " → " in blocks[0]["text"]["text"]
+    kinds = [b["type"] for b in blocks]
+    assert kinds.count("table") == 1 and kinds[-1] == "actions"
+    actions = blocks[-1]["elements"]
+    assert sum(e["type"] == "button" for e in actions) <= 3
+    assert [e["type"] for e in actions].count("overflow") == 1
+
+
+def test_card_shows_the_verdict_first() -> None:
+    ans, blocks, _ci = card("llama-3.1-70b inference users=100 context=8k")
+    top = ans.plans[0]
+    title = blocks[0]["text"]["text"]
+    assert title.startswith("Llama 3.1 70B serving → ") and f"{top.gpus} × " in title
+    assert ("rent" if top.cost.mode == "rent" else "buy") in title
+    fields = " ".join(f["text"] for f in blocks[1]["fields"])
+    for heading in ("*Cards*", "*Buy or rent*", "*Memory per GPU*", "*Speed*"):
+        assert heading in fields
+    assert "/mo" in fields and "GiB" in fields and "✓ fits" in fields
+    table = next(b for b in blocks if b["type"] == "table")
+    header = [c["text"] for c in table["rows"][0]]
+    assert header[:2] == ["card", "GPUs"] and len(table["rows"]) == 1 + min(5, len(ans.plans))
+    assert table["rows"][1][0]["text"] == slack.short_card(top.gpu_display)
+    context = next(b for b in blocks if b["block_id"].startswith("asked-"))["elements"][0]["text"]
+    assert context.startswith("<@U0ALICE> asked `/gpusize llama-3.1-70b inference")
+    assert "defaults:" in context and "China market" in context and "d old" in context
+
+
+def test_buttons_carry_their_version_and_charts_only_with_data() -> None:
+    _ans, blocks, _ci = card("13B full-finetune")
+    actions = blocks[-1]["elements"]
+    values = [e["value"] for e in actions if e["type"] == "button"]
+    values += [o["value"] for e in actions if e["type"] == "overflow" for o in e["options"]]
+    assert values and all(slack.split_value(v)[0] == 7 for v in values)
+    labels = [o["text"]["text"] for e in actions if e["type"] == "overflow" for o in e["options"]]
+    assert "Memory chart" in labels and not any("prices" in label for label in labels)
+    _ans, blocks, _ci = card("13B full-finetune", priced=frozenset({"rtx-3090", "a800"}))
+    labels = [o["text"]["text"] for e in blocks[-1]["elements"] if e["type"] == "overflow"
+              for o in e["options"]]
+    assert "Charts: memory and prices" in labels
+    assert slack.split_value("qlora") == (None, "qlora")  # buttons from before versions
+
+
+def test_follow_up_says_what_changed_in_the_result() -> None:
+    before = {"gpu": "mi300x", "card": "Instinct MI300X", "gpus": 2, "verdict": "fits",
+              "mode": "rent", "monthly": 7925.0, "currency": "CNY"}
+    ans, blocks, ci = card("13B qlora", changes=(("method", "full-finetune", "qlora"),),
+                           previous=before, how="press", asked="QLoRA")
+    top = ans.plans[0]
+    line = blocks[1]["text"]["text"]
+    assert line.startswith("*QLoRA* → ") and f"{top.gpus} × " in line
+    assert line.endswith("(was 2 × MI300X, rent 7,925 CNY/mo)")
+    assert slack.answer_fallback(ans, ci).startswith("13B: QLoRA → ")
+    assert "*" not in slack.answer_fallback(ans, ci)  # plain text
+    # the same request again reads as the same result, with one line that says so
+    new = slack.result_of(ans)
+    assert slack.same_result(new, dict(new)) and not slack.same_result(new, before)
+    same = slack.same_line((("budget", None, {"amount": 3e5, "currency": None}),), new, new,
+                           "CNY")
+    assert same.startswith("budget: 300k CNY: same recommendation, ")
+
+
+def test_inputs_have_human_labels() -> None:
+    from engine.parse import KEYS
+    from present.labels import INPUTS, input_text
+
+    assert {field for field, _conv, _help in KEYS.values()} <= set(INPUTS)
+    assert input_text("goal", "time") == "ranking: fastest first"
+    assert input_text("hours", 500.0) == "use per month: 500 h/month"
+    assert input_text("method", "qlora") == "QLoRA"
+    assert input_text("context", 8192) == "context: 8,192 tokens"
+    with language("zh"):
+        assert input_text("budget", {"amount": 3e5, "currency": "CNY"}) == "预算：¥30万"
+
+
+def test_no_negative_memory_rows() -> None:
+    ans = engine.ask("llama-3.1-8b full-finetune gpu=h100 gpus=1")
+    assert ans.plans[0].memory.reused > 0
+    text = "\n".join(slack.breakdown_sections(ans))
+    assert "-" + f"{ans.plans[0].memory.reused / 2**30:.1f}" not in text
+    assert "counted once" in text
 
 
 def test_every_catalog_model_renders() -> None:
     from engine import catalog
 
     for name in catalog.models():
-        ans = engine.ask(f"{name} lora")
-        check_blocks(blockkit.blocks("answer.json.j2", v=slack.answer_view(ans, version=1)))
+        draft = parse_fields(f"{name} lora")
+        req = build_request(draft)
+        ans = engine.size(req)
+        view = slack.answer_view(ans, slack.CardInput(version=1), req=req, given=draft.values)
+        check_blocks(blockkit.blocks("answer.json.j2", v=view))
 
 
 def test_questions_help_and_errors_fit() -> None:
     check_blocks(blockkit.blocks("question.json.j2", q=slack.method_question("13B", 1)))
-    check_blocks(blockkit.blocks("question.json.j2", q=slack.budget_question(2, "CNY")))
+    for currency in ("CNY", "USD"):
+        q = slack.budget_question(2, currency)
+        check_blocks(blockkit.blocks("question.json.j2", q=q))
+        groups = [g["label"] for g in q["groups"]]
+        assert groups == ["Buy up to", "Rent up to, per month"]
+        assert "money to spend" in q["text"] and currency in q["text"]
+    assert slack.budget_choice("rent:5000", "USD", 36) == (
+        {"budget": {"amount": 180_000, "currency": "USD"}, "mode": "rent"},
+        "rent up to 5,000 USD/month (180k USD over 36 months)")
     check_blocks(help_message().blocks)
+    assert "`goal=`" in slack.help_text()
     check_blocks(Notice("x" * 10_000).blocks)
 
 
@@ -109,3 +245,14 @@ def test_any_user_text_renders_within_limits(text: str) -> None:
     note = Notice(text, context=text)
     check_blocks(note.blocks)
     assert "<" not in note.text.replace("&lt;", "")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab<>&` \n", max_size=400), max_size=40))
+def test_long_text_splits_on_lines_after_escaping(lines: list[str]) -> None:
+    text = "```\n" + "\n".join(lines) + "\n```"
+    parts = blockkit.sections(text, 500)
+    assert all(len(blockkit.mrkdwn(p)) <= 500 for p in parts)
+    assert all(p.count("```") % 2 == 0 for p in parts)  # a code block is closed in each part
+    joined = "".join(parts).replace("```", "").replace("\n", "")
+    assert joined == text.replace("```", "").replace("\n", "")  # nothing lost

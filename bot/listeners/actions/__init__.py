@@ -15,9 +15,6 @@ def register(app: AsyncApp, dialog: Dialog, languages: Languages) -> None:
 
     on(re.compile(r"^answer_method_"), buttons.answer_method(dialog))
     on(re.compile(r"^answer_budget(_skip)?$"), buttons.answer_budget(dialog))
-    on(re.compile(r"^whatif_method_"), buttons.whatif(dialog, "method"))
-    on("whatif_goal", buttons.whatif(dialog, "goal"))
-    on("show_breakdown", buttons.show_breakdown(dialog, "memory"))
-    on("show_rent_vs_buy", buttons.show_breakdown(dialog, "cost"))
-    on("show_chart", buttons.show_chart(dialog, "memory"))
-    on("show_price_chart", buttons.show_chart(dialog, "prices"))
+    # everything under an answer (what-ifs, "Rent vs buy", the menu); the dialog checks that
+    # the press is on the thread's live answer and dispatches on the value
+    on(re.compile(r"^(whatif_|show_|card_more$)"), buttons.card_action(dialog))

@@ -16,7 +16,6 @@ from bot.dialog import Dialog
 from bot.language import Languages
 from bot.observability import REDIS_ERRORS
 from engine.i18n import set_language
-from engine.request import Draft
 
 log = logging.getLogger("gpusize.bot")
 Handler = Callable[..., Awaitable[None]]
@@ -80,24 +79,12 @@ def answer_budget(dialog: Dialog) -> Work:
     return work
 
 
-def whatif(dialog: Dialog, name: str) -> Work:
+def card_action(dialog: Dialog) -> Work:
     async def work(body: dict[str, Any]) -> None:
-        team, channel, thread_ts, _, user = _where(body)
-        await dialog.follow_up(team=team, channel=channel, thread_ts=thread_ts, user=user,
-                               change=Draft({name: body["actions"][0]["value"]}))
-    return work
-
-
-def show_breakdown(dialog: Dialog, kind: str) -> Work:
-    async def work(body: dict[str, Any]) -> None:
-        team, channel, thread_ts, _, _ = _where(body)
-        await dialog.breakdown(team=team, channel=channel, thread_ts=thread_ts, kind=kind)
-    return work
-
-
-def show_chart(dialog: Dialog, kind: str) -> Work:
-    async def work(body: dict[str, Any]) -> None:
-        team, channel, thread_ts, _, _ = _where(body)
-        await dialog.chart(team=team, channel=channel, thread_ts=thread_ts, kind=kind,
-                           card=body["actions"][0].get("value", ""))
+        team, channel, thread_ts, message_ts, user = _where(body)
+        action = body["actions"][0]
+        value = action.get("value") or (action.get("selected_option") or {}).get("value", "")
+        await dialog.card_action(team=team, channel=channel, thread_ts=thread_ts,
+                                 message_ts=message_ts, user=user,
+                                 action_id=action.get("action_id", ""), value=value)
     return work

@@ -85,7 +85,8 @@ def handler(dialog: Dialog, digests: Digests,
         await ack()
         try:
             await dialog.command(team=command["team_id"], channel=command["channel_id"],
-                                 user=command["user_id"], draft=draft, respond=respond)
+                                 user=command["user_id"], draft=draft, respond=respond,
+                                 text=text)
             COMMANDS.labels("answered" if draft.method else "asked").inc()
         except Exception:  # the user gets a short apology, the log gets the details
             COMMANDS.labels("failed").inc()
