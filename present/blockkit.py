@@ -107,7 +107,7 @@ def sections(text: str, limit: int = 3000) -> list[str]:
             flush()
             current = ["```"] if fenced else []
         current.append(line)
-        if line.strip().startswith("```") and line.strip().count("```") % 2 == 1:
+        if line.count("```") % 2 == 1:  # Slack opens or closes a code block at any ```
             fenced = not fenced
     flush()
     return [p for p in parts if p.strip().strip("`").strip()] or [text[:limit] or " "]

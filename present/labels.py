@@ -149,6 +149,7 @@ INPUTS = {
     "power_price": N_("electricity price"), "goal": N_("ranking"), "market": N_("market"),
     "mode": N_("buy or rent"), "min_speed": N_("speed per user"),
     "ttft": N_("time to first token"), "replicas": N_("replicas"), "days": N_("deadline"),
+    "gpu_util": N_("share of the card vLLM may use"),
     "asked_in": N_("question language"),
 }
 GOALS = {"cost": N_("cheapest first"), "time": N_("fastest first")}
