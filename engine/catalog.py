@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine import datacache
 from engine.architecture import ModelSpec
+from engine.i18n import N_, _
 
 
 class GpuSpec(BaseModel):
@@ -48,6 +49,26 @@ class GpuSpec(BaseModel):
     @property
     def has_nvlink(self) -> bool:
         return self.nvlink_gbps > 0
+
+    @property
+    def stack_text(self) -> str:
+        """serving_stack in the current language: the names as they are, the remark in
+        parentheses translated (STACK_REMARKS)."""
+        m = re.fullmatch(r"(.*?) \((.*)\)", self.serving_stack)
+        if not m:
+            return self.serving_stack
+        return _("{names} ({remark})").format(names=m.group(1), remark=_(m.group(2)))
+
+
+# The remarks gpus.toml's serving_stack makes in parentheses, marked so that answers can give
+# them in Chinese (tests/engine/test_no_english_in_zh.py fails on a remark missing here).
+STACK_REMARKS = (
+    N_("no CUDA: TensorRT-LLM does not apply"),
+    N_("no CUDA: llama.cpp CUDA, TensorRT-LLM and CUDA-only kernels such as FlashAttention do "
+       "not apply"),
+    N_("each 910C is two NPU devices to CANN; no CUDA: llama.cpp CUDA and TensorRT-LLM do not "
+       "apply"),
+)
 
 
 Market = Literal["china", "global"]

@@ -22,7 +22,8 @@ from datetime import date
 from typing import NamedTuple
 
 from engine.catalog import GpuSpec
-from engine.market import CHINA_REGIONS, Access
+from engine.i18n import _
+from engine.market import CHINA_REGIONS, Access, market_word
 from engine.prices import Price, PriceBook
 from engine.request import Request
 from engine.schema import BuyCost, Cost, JobCost, RentCost
@@ -97,12 +98,14 @@ def capex(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str, market: str =
     server = _price(book, f"server:{per}x{gpu.name}", "buy_server", currency, market)
     if server is not None:
         each = book.convert(server.mid, server.currency, currency)
-        return each * servers, [server], f"{servers} x server price"
+        return each * servers, [server], _("{servers} x server price").format(servers=servers)
     card = _price(book, gpu.name, "buy_card", currency, market)
     if card is not None:
         cards = book.convert(card.mid, card.currency, currency) * gpus
-        return cards / CARD_SHARE, [card], f"cards / {CARD_SHARE:.0%} (cards' share of a server)"
-    return None, [], f"no purchase price from the {market} market in the catalog"
+        return cards / CARD_SHARE, [card], _("cards / {share:.0%} (cards' share of a server)"
+                                             ).format(share=CARD_SHARE)
+    return None, [], _("no purchase price from the {market} market in the catalog").format(
+        market=market_word(market))
 
 
 def rent_per_gpu_hour(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str,
@@ -130,14 +133,17 @@ def power_per_hour(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs
         host_w = PCIE_HOST_W * servers
     kw = (gpu.tdp_w * gpus + host_w) * book.pue.value / 1000
     if inputs.power_price is not None:
-        text = f"{kw:.1f} kW x {inputs.power_price:g} {inputs.currency}/kWh (power_price=)"
+        text = _("{kw:.1f} kW x {price:g} {currency}/kWh (power_price=)").format(
+            kw=kw, price=inputs.power_price, currency=inputs.currency)
         return kw * inputs.power_price, text
     region = inputs.region or DEFAULT_POWER_REGION[inputs.market]
     row = book.power_price(region) or book.power_price(DEFAULT_POWER_REGION[inputs.market])
     assert row is not None  # the catalog always has the defaults
     price = book.convert(row.mid, row.currency, inputs.currency)
-    return kw * price, (f"{kw:.1f} kW (TDP {gpu.tdp_w} W x {gpus} + host {host_w:.0f} W, "
-                        f"x PUE {book.pue.value:g}) x {price:.3g} {inputs.currency}/kWh ({row.region})")
+    return kw * price, _("{kw:.1f} kW (TDP {tdp} W x {gpus} + host {host:.0f} W, x PUE {pue:g}) "
+                         "x {price:.3g} {currency}/kWh ({region})").format(
+        kw=kw, tdp=gpu.tdp_w, gpus=gpus, host=host_w, pue=book.pue.value, price=price,
+        currency=inputs.currency, region=market_word(row.region))
 
 
 def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> PlanCost:
@@ -148,7 +154,8 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
     used += cap_rows
     per_hour_power, power_text = power_per_hour(book, gpu, gpus, inputs)
     monthly_power = per_hour_power * inputs.hours_per_month
-    notes.append(f"power: {power_text} x {inputs.hours_per_month:g} h/month")
+    notes.append(_("power: {power} x {hours:g} h/month").format(power=power_text,
+                                                                 hours=inputs.hours_per_month))
     rent, rent_rows = rent_per_gpu_hour(book, gpu, gpus, cur, inputs.market)
     used += rent_rows
     depreciation = ops = buy_total = None
@@ -156,14 +163,15 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
         depreciation = cap / inputs.months
         ops = cap * OPS_SHARE_PER_MONTH
         buy_total = depreciation + ops + monthly_power
-        notes.append(f"capex: {cap_how}; depreciation over {inputs.months} months; operations "
-                     f"{OPS_SHARE_PER_MONTH:.1%} of capex a month (a buying guide's running cost)")
+        notes.append(_("capex: {how}; depreciation over {months} months; operations {ops:.1%} "
+                       "of capex a month (a buying guide's running cost)").format(
+            how=cap_how, months=inputs.months, ops=OPS_SHARE_PER_MONTH))
     else:
-        notes.append(f"buy: {cap_how} for {gpu.name}")
+        notes.append(_("buy: {how} for {card}").format(how=cap_how, card=gpu.display))
     rent_monthly = rent * gpus * inputs.hours_per_month if rent is not None else None
     if rent is None:
-        notes.append(f"rent: no rental price from the {inputs.market} market in the catalog "
-                     f"for {gpu.name}")
+        notes.append(_("rent: no rental price from the {market} market in the catalog for "
+                       "{card}").format(market=market_word(inputs.market), card=gpu.display))
     break_even = None
     if cap is not None and rent is not None and ops is not None:
         margin = rent * gpus - per_hour_power

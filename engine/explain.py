@@ -10,6 +10,7 @@ from engine import memory
 from engine.architecture import ModelSpec
 from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
 from engine.i18n import _
+from engine.market import market_word
 from engine.prices import STALE_DAYS, PriceBook, price_book
 from engine.quant import weight_bytes
 from engine.request import Request
@@ -66,7 +67,7 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
         lines.append(_(
             "{method}: rank {rank} on {where} = {adapters:.1f}M trainable parameters ({share:.2%} "
             "of the model); frozen base stored as {quant}: {note} (set rank= and targets=attn|all)"
-        ).format(method=req.method, rank=req.rank, where=where, adapters=adapters / 1e6,
+        ).format(method=_(req.spec.label), rank=req.rank, where=where, adapters=adapters / 1e6,
                  share=adapters / spec.params, quant=req.weight_quant,
                  note=weight_bytes(spec, req.weight_quant).note))
         lines.append(_("adapters trained with {recipe}").format(recipe=recipe_text(req.optimizer)))
@@ -197,7 +198,7 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
           "region={region}; operations {ops:.1%} of capex a month (a buying guide's 8x A800 running "
           "cost less its power); rent: newest quote per card from the {market} market").format(
             card_share=CARD_SHARE, pue=book.pue.value, region=req.region or "default",
-            ops=OPS_SHARE_PER_MONTH, market=choice.market),
+            ops=OPS_SHARE_PER_MONTH, market=market_word(choice.market)),
         _("prices older than {days} days are marked STALE; ranking: {ranking}{budget}").format(
             days=STALE_DAYS, ranking=ranking,
             budget=_(", within budget= (to buy: the price up front; to rent: the run, or "
@@ -205,7 +206,7 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
         _("market {market} ({reason}; set market=china|global): only cards that can be bought "
           "(new or second-hand) or rented there are planned, per engine/data/availability.toml; "
           "cards reaching it only through grey channels are left out").format(
-            market=choice.market, reason=_(choice.reason).format(market=req.market,
+            market=market_word(choice.market), reason=_(choice.reason).format(market=req.market,
                                                                   region=req.region)),
     ]
 

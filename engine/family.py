@@ -53,7 +53,7 @@ def template_spec(text: str) -> tuple[ModelSpec, str]:
     # a copy with changes, not validation: the base row was validated when the catalog loaded
     changes: dict[str, object] = {
         "name": text.upper(),
-        "display": f"{text.upper()} (generic Llama shape)",
+        "display": _("{size} (generic Llama shape)").format(size=text.upper()),
         "layers": layers,
         "template": True,
         "sliding_layers": min(base.sliding_layers, layers),
@@ -63,7 +63,8 @@ def template_spec(text: str) -> tuple[ModelSpec, str]:
         # Mixtral-style MoE: every layer's MLP becomes `experts` copies, 2 active per token
         # (Mixtral 8x7B = Mistral 7B's shapes with 8 experts, top-2).
         changes |= {"experts": experts, "active_experts": 2, "moe_intermediate": base.intermediate,
-                    "intermediate": 0, "display": f"{text.upper()} (Mixtral-like MoE template)"}
+                    "intermediate": 0,
+                    "display": _("{size} (generic Mixtral MoE shape)").format(size=text.upper())}
     spec = base.model_copy(update=changes)
     return spec, _note(spec, base)
 

@@ -14,9 +14,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from engine import catalog
 from engine.architecture import ModelSpec
-from engine.resolve import UnknownModel
+from engine.i18n import _
+from engine.resolve import UnknownModel, closest_text
 
 ARCH_MLP_PLAIN = ("gpt2", "gpt_neox", "phi", "falcon", "bloom", "opt", "starcoder2")
 
@@ -118,14 +118,15 @@ def lookup(repo_id: str) -> ModelSpec:
         spec = config_to_spec(repo_id, cfg, source=f"{endpoint}/{repo_id}/blob/main/config.json",
                               retrieved=date.today().isoformat())
     except ImportError as err:
-        raise UnknownModel(f"unknown model {repo_id}: it is not in the catalog and huggingface_hub "
-                           "is not installed (pip install 'gpusize[hub]').") from err
+        raise UnknownModel(_("unknown model {model}: it is not in the catalog and huggingface_hub "
+                             "is not installed (pip install 'gpusize[hub]').").format(
+            model=repo_id)) from err
     except Exception as err:  # network, 404, gated repo, malformed config: one clear line
-        near = ", ".join(catalog.closest_models(repo_id.split("/")[-1], n=3)) or "none close"
-        reason = type(err).__name__
-        raise UnknownModel(
-            f"unknown model {repo_id}: not in the catalog, and its config.json could not be "
-            f"fetched from {endpoint} ({reason}). Closest catalog entries: {near}.") from err
+        raise UnknownModel(_(
+            "unknown model {model}: not in the catalog, and its config.json could not be fetched "
+            "from {endpoint} ({reason}). Closest catalog entries: {closest}.").format(
+            model=repo_id, endpoint=endpoint, reason=type(err).__name__,
+            closest=closest_text(repo_id))) from err
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec.model_dump_json(), encoding="utf-8")
     return spec

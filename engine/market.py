@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from engine import catalog
-from engine.i18n import N_
+from engine.i18n import N_, _
 
 # regions a team in China names (power prices exist for some; any of them means the China market)
 CHINA_REGIONS = frozenset({
@@ -24,6 +24,9 @@ CHINA_REGIONS = frozenset({
     "dalian", "jilin", "heilongjiang", "yunnan", "kunming", "shanxi", "jiangxi", "hainan",
     "guangxi", "xinjiang", "tibet", "qinghai"})
 MARKET_CURRENCY = {"china": "CNY", "global": "USD"}
+# a market inside a sentence ("the {market} market"): the key in English, as market= takes it;
+# human words in Chinese (中国市场, 海外市场)
+MARKET_WORDS = {"china": N_("china"), "global": N_("global")}
 STATUS_TEXT = {
     "new": N_("sold new"),
     "secondary": N_("second-hand or pre-restriction stock only"),
@@ -48,6 +51,11 @@ class Access(NamedTuple):
     note: str  # the row's note (why), with its source in `source`
     source: str
     as_of: str
+
+
+def market_word(market: str) -> str:
+    """The market as a sentence names it, in the current language."""
+    return _(MARKET_WORDS[market]) if market in MARKET_WORDS else market
 
 
 def choose_market(*, market: str | None, region: str | None, asked_in: str | None,

@@ -541,11 +541,59 @@ def build_request(draft: Draft) -> Request:
         return Request.from_values({"model": draft.model, "method": draft.method, **options})
     except ValidationError as err:
         first = err.errors()[0]
-        key = str(first["loc"][0]) if first["loc"] else "input"
+        loc = first["loc"]
+        key = str(loc[0]) if loc else "input"
         value = options.get(key, "")
-        raise ParseError(_("{key}={value}: {problem}.").format(key=key, value=value,
-                                                               problem=first["msg"].lower()),
+        if len(loc) > 1 and isinstance(value, dict):  # budget={"amount": -5.0, ...}
+            value = value.get(str(loc[1]), "")
+        raise ParseError(_("{key}={value}: {problem}.").format(
+            key=key, value=_bound(value) if isinstance(value, float) else value,
+            problem=validation_problem(first["type"], first.get("ctx") or {})),
                          token=f"{key}={value}") from None
+
+
+# What pydantic's validation errors say, in its own English words (lower case) and marked for
+# translation; the bound or the choices come from the error's context.
+VALIDATION_PROBLEMS = {
+    "less_than_equal": N_("input should be less than or equal to {limit}"),
+    "less_than": N_("input should be less than {limit}"),
+    "greater_than_equal": N_("input should be greater than or equal to {limit}"),
+    "greater_than": N_("input should be greater than {limit}"),
+    "literal_error": N_("input should be {choices}"),
+    "int_parsing": N_("input should be a valid integer, unable to parse string as an integer"),
+    "int_type": N_("input should be a valid integer"),
+    "int_from_float": N_("input should be a valid integer, got a number with a fractional part"),
+    "float_parsing": N_("input should be a valid number, unable to parse string as a number"),
+    "float_type": N_("input should be a valid number"),
+    "bool_parsing": N_("input should be a valid boolean, unable to interpret input"),
+    "bool_type": N_("input should be a valid boolean"),
+    "string_type": N_("input should be a valid string"),
+    "extra_forbidden": N_("extra inputs are not permitted"),
+    "model_type": N_("input should be a valid dictionary or instance of {name}"),
+    "missing": N_("field required"),
+}
+_LIMITS = ("le", "lt", "ge", "gt")
+
+
+def _bound(number: Any) -> str:
+    """A bound as pydantic prints it: 4096, 0.3, 1 (not 1.0)."""
+    if isinstance(number, float) and number.is_integer():
+        return str(int(number))
+    return str(number)
+
+
+def validation_problem(kind: str, ctx: dict[str, Any]) -> str:
+    """pydantic's error `kind` in the current language, with its bound or choices."""
+    limit = next((ctx[k] for k in _LIMITS if k in ctx), "")
+    choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+    quoted = [f"'{c}'" for c in choices]
+    listed = (", ".join(quoted[:-1]) + _(" or ") + quoted[-1]) if len(quoted) > 1 else "".join(
+        quoted)
+    template = VALIDATION_PROBLEMS.get(kind)
+    if template is None:
+        return _("not a valid value ({kind})").format(kind=kind)
+    return _(template).format(limit=_bound(limit), choices=listed,
+                              name=ctx.get("class_name", ""))
 
 
 def parse(text: str) -> Request:

@@ -23,8 +23,8 @@ from engine import catalog, memory, speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.cost import price_plan
-from engine.i18n import _
-from engine.market import STATUS_TEXT, access
+from engine.i18n import N_, _
+from engine.market import STATUS_TEXT, access, market_word
 from engine.market import Access as MarketAccess
 from engine.prices import PriceBook
 from engine.quant import weight_bytes
@@ -116,26 +116,29 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         weights = frozen + adapters
         gather = memory.zero3_gather_buffer(spec, base_per_param, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
-        w_text = lambda: (f"frozen base {base.total_bytes / 1e9:.2f} GB ({base.note}) + "  # noqa: E731
-                          f"{trainable / 1e6:.1f}M adapter params x {wb:g} B")
+        w_text = lambda: _("frozen base {gb:.2f} GB ({note}) + {adapters:.1f}M adapter params "  # noqa: E731
+                           "x {bytes:g} B").format(gb=base.total_bytes / 1e9,
+                                                   note=weight_bytes(spec, req.weight_quant).note,
+                                                   adapters=trainable / 1e6, bytes=wb)
     else:
         trainable = params
         weights = memory.training_weights(params, wb, tp=mp, dp=s.dp, zero=zero,
                                           offload_all=offload_all)
         gather = memory.zero3_gather_buffer(spec, wb, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
-        w_text = lambda: f"{params / 1e9:.2f}B params x {wb:g} B"  # noqa: E731
+        w_text = lambda: _("{params:.2f}B params x {bytes:g} B").format(  # noqa: E731
+            params=params / 1e9, bytes=wb)
     if req.fused_step and not req.spec.adapters:
         # optimizer step fused into backward (torchtune optimizer_in_bwd): each gradient is
         # applied and freed as soon as it is produced; the largest tensor's is the most alive
         grads = memory.largest_tensor(spec) * gb / mp
-        g_text = lambda: (f"one tensor's gradient at a time "  # noqa: E731
-                          f"({memory.largest_tensor(spec) / 1e6:.0f}M x {gb:g} B)")
+        g_text = lambda: _("one tensor's gradient at a time ({elements:.0f}M x {bytes:g} B)"  # noqa: E731
+                           ).format(elements=memory.largest_tensor(spec) / 1e6, bytes=gb)
     else:
         grads = memory.gradients(trainable, gb, tp=mp, dp=s.dp, zero=zero,
                                  offload_all=offload_all)
-        g_text = lambda: (f"{trainable / 1e9:.3f}B trainable x {gb:g} B{_mp_text(s)}"  # noqa: E731
-                          f"{_shard_text(s, 2)}" + (" (on host)" if offload_all else ""))
+        g_text = lambda: (_trainable_text(trainable, gb) + _mp_text(s)  # noqa: E731
+                          + _shard_text(s, 2) + (_(" (on host)") if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
     paged = req.optimizer == "paged-adamw-8bit"
     optim = memory.optimizer_states(trainable, ob, tp=mp, dp=s.dp, zero=zero,
@@ -176,24 +179,38 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
                      dequant: float, reused: float) -> tuple[tuple[str, str], ...]:
     detail = (
         ("weights", f"{w_text}{_mp_text(s)}{_shard_text(s, 3)}"
-         + (f" + ZeRO-3 gather buffer {_gib(gather)}" if gather else "")
-         + (" (on host: offload=all)" if offload_all else "")),
+         + (_(" + ZeRO-3 gather buffer {size}").format(size=_gib(gather)) if gather else "")
+         + (_(" (on host: offload=all)") if offload_all else "")),
         ("gradients", g_text),
-        ("optimizer", f"{trainable / 1e9:.3f}B trainable x {ob:g} B ({req.optimizer}){_mp_text(s)}"
-         f"{_shard_text(s, 1)}" + (" (on host: offloaded)" if offloaded else "")
-         + (" in CUDA unified memory, paged to host RAM under pressure (not counted on the GPU)"
-            if paged else "")),
-        ("activations", f"{_gib(acts)} saved by the blocks (seq {req.seq_len} x batch {req.batch}, "
-         f"checkpointing={req.checkpointing_mode}{', compiled' if req.compile else ''}"
-         f"{', offloaded to host' if s.offload == 'activations' else ''}) + {_gib(logit)} logits "
-         f"(s x b x vocab {spec.vocab} x {per_logit:g} B, {req.loss} cross-entropy)"
-         + (f" + {_gib(dequant)} NF4 dequantization buffer" if dequant else "")),
+        ("optimizer", _("{trainable} ({optimizer})").format(
+            trainable=_trainable_text(trainable, ob), optimizer=req.optimizer)
+         + _mp_text(s) + _shard_text(s, 1) + (_(" (on host: offloaded)") if offloaded else "")
+         + (_(" in CUDA unified memory, paged to host RAM under pressure (not counted on the "
+              "GPU)") if paged else "")),
+        ("activations", _("{size} saved by the blocks (seq {seq} x batch {batch}, "
+                          "checkpointing={mode}{compiled}{offloaded})").format(
+            size=_gib(acts), seq=req.seq_len, batch=req.batch, mode=req.checkpointing_mode,
+            compiled=_(", compiled") if req.compile else "",
+            offloaded=_(", offloaded to host") if s.offload == "activations" else "")
+         + _(" + {size} logits (s x b x vocab {vocab} x {bytes:g} B, {loss})").format(
+            size=_gib(logit), vocab=spec.vocab, bytes=per_logit, loss=_(LOSS_TEXT[req.loss]))
+         + (_(" + {size} NF4 dequantization buffer").format(size=_gib(dequant))
+            if dequant else "")),
     )
     if reused:
-        detail += (("reused", f"{_gib(reused)}: gradients are created as backward frees "
-                    "activations (gradients set to None between steps, no persistent buckets), "
-                    "so the peak holds max(activations, gradients), not both"),)
+        detail += (("reused", _("{size}: gradients are created as backward frees activations "
+                                "(gradients set to None between steps, no persistent buckets), "
+                                "so the peak holds max(activations, gradients), not both").format(
+            size=_gib(reused))),)
     return detail
+
+
+LOSS_TEXT = {"full": N_("full cross-entropy"), "chunked": N_("chunked cross-entropy")}
+
+
+def _trainable_text(trainable: int, per_param: float) -> str:
+    return _("{trainable:.3f}B trainable x {bytes:g} B").format(trainable=trainable / 1e9,
+                                                                bytes=per_param)
 
 
 def _components(**values: Any) -> Components:
@@ -212,7 +229,8 @@ def _mp_text(s: Strategy) -> str:
 
 
 def _shard_text(s: Strategy, stage: int) -> str:
-    return f" / ZeRO-{s.zero} shard {s.dp}" if (s.zero or 0) >= stage and s.dp > 1 else ""
+    return (_(" / ZeRO-{stage} shard {n}").format(stage=s.zero, n=s.dp)
+            if (s.zero or 0) >= stage and s.dp > 1 else "")
 
 
 def users_per_replica(req: Request, s: Strategy) -> int:
@@ -234,24 +252,34 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     engine = req.serving_engine
     acts = memory.inference_activations(spec, context=req.context, users=users, tp=s.tp,
                                         engine=engine)
-    detail = lambda: (  # noqa: E731
-        ("weights", f"{size.total_bytes / 1e9:.2f} GB in {req.weight_quant} "
-         f"({size.bits_per_weight:.2f} bits/weight; {size.note})"
-         + (", token embeddings on the host as llama.cpp does" if gguf else "")
-         + f" / {shards} GPU(s)"),
-        ("kv_cache", f"{users} sequence(s) x {req.context} tokens, {req.kv} KV ("
-         + ("MLA latent" if spec.attention == "mla" else f"{spec.kv_heads} KV heads x head_dim "
-            f"{spec.head_dim}") + (f", {spec.sliding_layers} layers capped at the "
-                                   f"{spec.sliding_window}-token window" if spec.sliding_window
-                                   and spec.sliding_layers else "")
-         + f") / TP {s.tp} / layer split {s.pp}"
-         + (f"; each of {s.replicas} replicas serves {users} of the {req.users} users"
-            if s.replicas > 1 else "")),
-        ("activations", f"prefill workspace of {engine}: "
-         + (f"up to {memory.PREFILL_CHUNK[engine]} prompt tokens per pass"
-            if engine in memory.PREFILL_CHUNK else "the whole prompt in one pass")
-         + ", plus fp32 logits of the sampled positions"),
-    )
+    def detail() -> tuple[tuple[str, str], ...]:
+        # read here, in the answer's language: the size is cached across languages
+        note = weight_bytes(spec, req.weight_quant).note
+        layout = (_("MLA latent") if spec.attention == "mla" else
+                  _("{heads} KV heads x head_dim {dim}").format(heads=spec.kv_heads,
+                                                                 dim=spec.head_dim))
+        window = (_(", {layers} layers capped at the {window}-token window").format(
+            layers=spec.sliding_layers, window=spec.sliding_window)
+                  if spec.sliding_window and spec.sliding_layers else "")
+        chunk = (_("up to {tokens} prompt tokens per pass").format(
+            tokens=memory.PREFILL_CHUNK[engine]) if engine in memory.PREFILL_CHUNK
+            else _("the whole prompt in one pass"))
+        return (
+            ("weights", _("{gb:.2f} GB in {quant} ({bits:.2f} bits/weight; {note})").format(
+                gb=size.total_bytes / 1e9, quant=req.weight_quant, bits=size.bits_per_weight,
+                note=note)
+             + (_(", token embeddings on the host as llama.cpp does") if gguf else "")
+             + _(" / {n} GPU(s)").format(n=shards)),
+            ("kv_cache", _("{users} sequence(s) x {context} tokens, {kv} KV ({layout}{window}) "
+                           "/ TP {tp} / layer split {pp}").format(
+                users=users, context=req.context, kv=req.kv, layout=layout, window=window,
+                tp=s.tp, pp=s.pp)
+             + (_("; each of {replicas} replicas serves {users} of the {total} users").format(
+                 replicas=s.replicas, users=users, total=req.users) if s.replicas > 1 else "")),
+            ("activations", _("prefill workspace of {engine}: {chunk}, plus fp32 logits of the "
+                              "sampled positions").format(engine=engine, chunk=chunk)),
+        )
+
     return _components(weights=weights, gradients=0.0, optimizer=0.0, activations=acts,
                        kv_cache=kv, host=0.0, detail=detail)
 
@@ -289,15 +317,18 @@ def build_memory(c: Components, req: Request, s: Strategy, gpus: int, gpu: GpuSp
     total = c.allocated + ctx + nccl + frag
     verdict = verdict_of(total, gpu.memory_bytes, req, s, gpus)
     detail = dict(c.detail())
-    detail["overhead"] = (f"CUDA context {_gib(ctx)}" + (f" + NCCL buffers {_gib(nccl)}" if nccl else "")
-                          + (f" + allocator fragmentation {memory.FRAGMENTATION:.0%} = {_gib(frag)}"
-                             if frag else f" ({engine}: static buffers, no caching allocator)"))
+    detail["overhead"] = (
+        _("CUDA context {size}").format(size=_gib(ctx))
+        + (_(" + NCCL buffers {size}").format(size=_gib(nccl)) if nccl else "")
+        + (_(" + allocator fragmentation {share:.0%} = {size}").format(
+            share=memory.FRAGMENTATION, size=_gib(frag)) if frag
+           else _(" ({engine}: static buffers, no caching allocator)").format(engine=engine)))
     share = memory.usable_share(engine, req.gpu_util)
     if share < 1:
-        detail["usable"] = (f"{engine} takes gpu_memory_utilization {share:g} of the card"
-                            + (" (gpu_util=)" if req.gpu_util else "") + ": "
-                            f"{_gib(gpu.memory_bytes * share)} for weights, activations and "
-                            "the KV cache")
+        detail["usable"] = _("{engine} takes gpu_memory_utilization {share:g} of the card"
+                             "{asked}: {size} for weights, activations and the KV cache").format(
+            engine=engine, share=share, asked=" (gpu_util=)" if req.gpu_util else "",
+            size=_gib(gpu.memory_bytes * share))
     return Memory.build(
         weights=round(c.weights), gradients=round(c.gradients), optimizer=round(c.optimizer),
         activations=round(c.activations), kv_cache=round(c.kv_cache),
@@ -575,12 +606,12 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, c: Candidate, today: date
         notes.append(_("{card} has no NVLink: gradient and shard traffic goes over PCIe")
                      .format(card=gpu.display))
     if gpu.serving_stack:
-        notes.append(_("software: {stack}").format(stack=gpu.serving_stack))
+        notes.append(_("software: {stack}").format(stack=gpu.stack_text))
     market = req.market_choice.market
     got = access(gpu.name, market)
     if got.status in ("secondary", "rental"):
         notes.append(_("in the {market} market: {status}").format(
-            market=market, status=_(STATUS_TEXT[got.status])))
+            market=market_word(market), status=_(STATUS_TEXT[got.status])))
     sp = plan_speed(spec, req, gpu, gpus, s)
     runs = mem.verdict != "no"
     return Plan.build(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,

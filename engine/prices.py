@@ -12,11 +12,26 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from engine import datacache
+from engine import catalog, datacache
+from engine.i18n import N_, _
 
 Kind = Literal["buy_card", "buy_server", "rent_card_hour", "rent_server_month"]
 Currency = Literal["CNY", "USD"]
 STALE_DAYS = 90
+# the kinds as a price line names them (the same words as the bot's price commands)
+KIND_TEXT = {"buy_card": N_("buy per card"), "buy_server": N_("buy per server"),
+             "rent_card_hour": N_("rent per GPU-hour"),
+             "rent_server_month": N_("rent per server-month")}
+
+
+def item_text(item: str) -> str:
+    """A priced item as people name it: `a800` -> A800 SXM4 80GB, `server:8xa800` ->
+    8 x A800 SXM4 80GB (ids the catalog does not know stay as they are)."""
+    count, _sep, card = item.removeprefix("server:").partition("x") if item.startswith(
+        "server:") else ("", "", item)
+    gpu = catalog.gpus().get(card)
+    name = gpu.display if gpu else card
+    return f"{count} x {name}" if count else name
 
 
 class _Row(BaseModel):
@@ -52,8 +67,11 @@ class Price(_Row):
         span = f"{self.low:,.0f}" if self.low == self.high else f"{self.low:,.0f}-{self.high:,.0f}"
         if self.high < 100:
             span = f"{self.low:g}" if self.low == self.high else f"{self.low:g}-{self.high:g}"
-        stale = f", STALE ({self.age_days(today)} days old)" if self.is_stale(today) else ""
-        return f"{self.item} {self.kind} {span} {self.currency} ({self.source}, {self.quoted}{stale})"
+        stale = (_(", STALE ({days} days old)").format(days=self.age_days(today))
+                 if self.is_stale(today) else "")
+        return _("{item} {kind} {span} {currency} ({source}, {date}{stale})").format(
+            item=item_text(self.item), kind=_(KIND_TEXT[self.kind]), span=span,
+            currency=self.currency, source=self.source, date=self.quoted, stale=stale)
 
 
 class Power(_Row):

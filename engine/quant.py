@@ -16,7 +16,7 @@ that share.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Literal, NamedTuple
 
 from engine.architecture import (
@@ -29,6 +29,7 @@ from engine.architecture import (
     mtp_tensors,
     tensors,
 )
+from engine.i18n import _, current
 
 Family = Literal["float", "bnb", "gptq_awq", "fp8", "mxfp4", "gguf"]
 
@@ -543,14 +544,23 @@ class WeightSize(NamedTuple):
     by_type: dict[str, int]  # storage type -> bytes
     by_role: dict[str, int]  # tensor role -> bytes
     kept_16bit: list[str]  # roles left unquantized (16-bit; F32 for GGUF norms and routers)
-    note: str
+    note: str  # how the format stores this model, in the language current when it was asked
 
 
 def weight_bytes(
     spec: ModelSpec, quant: str | QuantScheme, *, imatrix: bool = False
 ) -> WeightSize:
-    """Bytes of the model's weights stored as `quant` (see QUANTS). Cached per (spec, quant)."""
-    return _weight_bytes(spec, get_quant(quant).name, imatrix)
+    """Bytes of the model's weights stored as `quant` (see QUANTS). Cached per (spec, quant)
+    and, for the note, per language."""
+    return _weight_bytes_in(spec, get_quant(quant).name, imatrix, current())
+
+
+@lru_cache(maxsize=1024)
+def _weight_bytes_in(spec: ModelSpec, name: str, imatrix: bool, lang: str) -> WeightSize:
+    size = _weight_bytes(spec, name, imatrix)
+    if QUANTS[name].family == "gguf":
+        return size._replace(note=_gguf_note(spec, name, imatrix, size))
+    return size._replace(note=_note(spec, name, size.bits_per_weight))
 
 
 @lru_cache(maxsize=1024)
@@ -570,7 +580,7 @@ def _weight_bytes(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
         by_type=by_type,
         by_role=by_role,
         kept_16bit=sorted(kept),
-        note=_note(spec, name, bits),
+        note="",  # written per language by weight_bytes()
     )
 
 
@@ -656,52 +666,71 @@ def checkpoint_bytes(spec: ModelSpec) -> int:
 
 
 def _note(spec: ModelSpec, name: str, bits: float) -> str:
-    extra = " and the vision tower" if spec.vision_params else ""
+    extra = _(" and the vision tower") if spec.vision_params else ""
+    overall = _("{bits:.2f} bits per weight overall").format(bits=bits)
     if name == "mxfp4":
         if not spec.is_moe:
-            return (
-                "MXFP4 converts only MoE expert weights (gpt-oss's layout, vLLM's "
-                "Mxfp4MoEMethod); this model has none, so every tensor stays bf16."
-            )
-        return (
-            f"MXFP4 ({MXFP4_BITS:g} bits: E2M1 values, one E8M0 scale per {MXFP4_BLOCK}) on the "
-            f"MoE expert weights; attention, router, embeddings, lm_head, norms{extra} in bf16, "
-            f"as gpt-oss ships ({bits:.2f} bits per weight overall)."
-        )
+            return _("MXFP4 converts only MoE expert weights (gpt-oss's layout, vLLM's "
+                     "Mxfp4MoEMethod); this model has none, so every tensor stays bf16.")
+        return _("MXFP4 ({mx_bits:g} bits: E2M1 values, one E8M0 scale per {block}) on the MoE "
+                 "expert weights; attention, router, embeddings, lm_head, norms{extra} in bf16, "
+                 "as gpt-oss ships ({overall}).").format(mx_bits=MXFP4_BITS, block=MXFP4_BLOCK,
+                                                         extra=extra, overall=overall)
     if name == "fp8" and spec.fp8_block:
-        return (
-            f"FP8 E4M3 linear layers with an fp32 scale per {spec.fp8_block} x {spec.fp8_block} "
-            f"block, as {spec.display} is released; embeddings, lm_head, norms, router{extra} in "
-            f"bf16 ({bits:.2f} bits per weight overall)."
-        )
+        return _("FP8 E4M3 linear layers with an fp32 scale per {block} x {block} block, as "
+                 "{model} is released; embeddings, lm_head, norms, router{extra} in bf16 "
+                 "({overall}).").format(block=spec.fp8_block, model=spec.display, extra=extra,
+                                        overall=overall)
     if name in ("bf16", "fp16"):
-        return f"Every tensor in {name} (2 bytes per parameter), as the checkpoint stores it."
+        return _("Every tensor in {name} (2 bytes per parameter), as the checkpoint stores "
+                 "it.").format(name=name)
     if name == "fp32":
-        return "Every tensor in fp32 (4 bytes per parameter)."
+        return _("Every tensor in fp32 (4 bytes per parameter).")
     if name == "nf4":
-        return (
-            f"NF4 with double quantization ({NF4_BITS:.3f} bits) on linear layers; embeddings, "
-            f"lm_head, norms, router{extra} in bf16, as bitsandbytes' Linear4bit leaves them "
-            f"({bits:.2f} bits per weight overall)."
-        )
+        return _("NF4 with double quantization ({nf4_bits:.3f} bits) on linear layers; "
+                 "embeddings, lm_head, norms, router{extra} in bf16, as bitsandbytes' Linear4bit "
+                 "leaves them ({overall}).").format(nf4_bits=NF4_BITS, extra=extra,
+                                                    overall=overall)
     if name == "int8":
-        return (
-            f"LLM.int8(): int8 linear weights plus one fp32 scale per output row; embeddings, "
-            f"lm_head, norms, router{extra} in bf16 ({bits:.2f} bits per weight overall)."
-        )
+        return _("LLM.int8(): int8 linear weights plus one fp32 scale per output row; "
+                 "embeddings, lm_head, norms, router{extra} in bf16 ({overall}).").format(
+            extra=extra, overall=overall)
     if name in ("gptq", "awq", "int4"):
-        label = {"gptq": "GPTQ", "awq": "AWQ", "int4": "4-bit GPTQ/AWQ-style"}[name]
-        gidx = ", int32 g_idx per input row" if name != "awq" else ""
-        return (
-            f"{label} group-128: 4-bit weights, an fp16 scale and a 4-bit zero point per group "
-            f"and output column{gidx}; embeddings, lm_head, norms, router{extra} in fp16 "
-            f"({bits:.2f} bits per weight overall)."
-        )
-    return (
-        f"FP8 E4M3 linear layers with per-channel fp32 scales (llm-compressor FP8_DYNAMIC as "
-        f"vLLM loads it); embeddings, lm_head, norms, router{extra} in bf16 "
-        f"({bits:.2f} bits per weight overall)."
+        label = {"gptq": "GPTQ", "awq": "AWQ", "int4": _("4-bit GPTQ/AWQ-style")}[name]
+        gidx = _(", int32 g_idx per input row") if name != "awq" else ""
+        return _("{label} group-128: 4-bit weights, an fp16 scale and a 4-bit zero point per "
+                 "group and output column{gidx}; embeddings, lm_head, norms, router{extra} in "
+                 "fp16 ({overall}).").format(label=label, gidx=gidx, extra=extra,
+                                             overall=overall)
+    return _("FP8 E4M3 linear layers with per-channel fp32 scales (llm-compressor FP8_DYNAMIC "
+             "as vLLM loads it); embeddings, lm_head, norms, router{extra} in bf16 "
+             "({overall}).").format(extra=extra, overall=overall)
+
+
+@cache
+def _gguf_metadata(spec: ModelSpec) -> int:
+    return gguf_metadata_bytes(spec)
+
+
+def _gguf_note(spec: ModelSpec, name: str, imatrix: bool, size: WeightSize) -> str:
+    total = size.total_bytes
+    mix = _(", ").join(
+        f"{k} {100 * v / total:.0f}%"
+        for k, v in sorted(size.by_type.items(), key=lambda kv: -kv[1])
+        if 100 * v / total >= 1
     )
+    skipped = (
+        _("; the {params:,} vision-tower parameters are not in the file (mmproj)").format(
+            params=spec.vision_params)
+        if spec.vision_params
+        else ""
+    )
+    how = _("with an imatrix") if imatrix else _("without an imatrix")
+    return _("GGUF {name} as llama-quantize mixes it {how} ({mix}): {bits:.2f} bits per weight "
+             "over the file's tensors, norms and router in F32; tensor data only, the file adds "
+             "about {mb:.0f} MB of metadata{skipped}.").format(
+        name=name.upper(), how=how, mix=mix, bits=size.bits_per_weight,
+        mb=_gguf_metadata(spec) / 1e6, skipped=skipped)
 
 
 def _gguf_size(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
@@ -719,22 +748,6 @@ def _gguf_size(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
             kept.add(t.role)
     total = sum(by_type.values())
     bits = 8 * total / params
-    mix = ", ".join(
-        f"{k} {100 * v / total:.0f}%"
-        for k, v in sorted(by_type.items(), key=lambda kv: -kv[1])
-        if 100 * v / total >= 1
-    )
-    skipped = (
-        f"; the {spec.vision_params:,} vision-tower parameters are not in the file (mmproj)"
-        if spec.vision_params
-        else ""
-    )
-    how = "with an imatrix" if imatrix else "without an imatrix"
-    note = (
-        f"GGUF {name.upper()} as llama-quantize mixes it {how} ({mix}): {bits:.2f} bits per "
-        f"weight over the file's tensors, norms and router in F32; tensor data only, the file "
-        f"adds about {gguf_metadata_bytes(spec) / 1e6:.0f} MB of metadata{skipped}."
-    )
     return WeightSize(
         quant=name,
         total_bytes=total,
@@ -743,5 +756,5 @@ def _gguf_size(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
         by_type=by_type,
         by_role=by_role,
         kept_16bit=sorted(kept),
-        note=note,
+        note="",  # written per language by weight_bytes()
     )

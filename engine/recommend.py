@@ -20,6 +20,7 @@ from engine import catalog, i18n, memory
 from engine.architecture import ModelSpec
 from engine.cost import HOURS_PER_MONTH
 from engine.i18n import _
+from engine.market import market_word
 from engine.methods import method
 from engine.request import Request
 from engine.schema import Plan, Trial
@@ -134,7 +135,7 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
     else:
         out.append(_("no {market} price for it in the catalog: add a vendor quote with "
                      "`/gpusize quote` (or prices import)").format(
-            market=req.market_choice.market))
+            market=market_word(req.market_choice.market)))
     be = c.break_even_hours_per_month
     if be is not None and c.buy.capex is not None and c.rent.monthly is not None:
         if be > HOURS_PER_MONTH:
@@ -158,7 +159,8 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     what = f"{plan.gpus} x {plan.gpu_display}"
     head = {"buy": _("Buy {what}"), "rent": _("Rent {what}")}.get(
         c.mode if c else None, _("Get {what}")).format(what=what)
-    parts = [f"{head} ({plan.strategy})", _fit_clause(plan)]
+    parts = [_("{action} ({strategy})").format(action=head, strategy=plan.strategy),
+             _fit_clause(plan)]
     speed = speed_clause(plan, req)
     if speed:
         parts.append(speed)
@@ -227,7 +229,7 @@ def no_plan_text(plans: list[Plan], req: Request) -> str:
     top = plans[0] if plans else None
     if top is None:
         return _("No card in the {market} market can hold this configuration.").format(
-            market=req.market_choice.market)
+            market=market_word(req.market_choice.market))
     if top.verdict == "no":
         m = top.memory
         return _("Does not fit {n} x {card}: needs {need:.1f} GiB per GPU, the card has "
@@ -251,7 +253,7 @@ def over_budget(plans: list[Plan], req: Request) -> str:
     priced = [p for p in plans if p.verdict != "no" and p.cost and p.cost.horizon_total]
     if not priced:
         return _("No plan that runs has a price in the {market} market: add vendor quotes with "
-                 "`/gpusize quote`.").format(market=req.market_choice.market)
+                 "`/gpusize quote`.").format(market=market_word(req.market_choice.market))
     cheapest = min(priced, key=lambda p: min(x for x in (p.cost.buy.capex,
                                                           p.cost.rent_horizon_total)
                                              if x is not None))

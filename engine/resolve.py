@@ -11,6 +11,7 @@ from collections.abc import Callable
 from engine import catalog
 from engine.architecture import ModelSpec
 from engine.family import parse_size, template_spec
+from engine.i18n import _
 
 
 class UnknownModel(LookupError):
@@ -30,7 +31,12 @@ def resolve_model(text: str, *, hub: HubLookup | None = None) -> tuple[ModelSpec
         return spec, (note,)
     if "/" in text and hub is not None:
         spec = hub(text)
-        return spec, (f"{text}: read from the Hugging Face Hub config.json ({spec.source}), "
-                      "not a reviewed catalog entry",)
-    near = ", ".join(catalog.closest_models(text.split("/")[-1], n=3)) or "none close"
-    raise UnknownModel(f"unknown model {text}: not in the catalog (closest: {near}).")
+        return spec, (_("{model}: read from the Hugging Face Hub config.json ({source}), not a "
+                        "reviewed catalog entry").format(model=text, source=spec.source),)
+    raise UnknownModel(_("unknown model {model}: not in the catalog (closest: {closest}).").format(
+        model=text, closest=closest_text(text)))
+
+
+def closest_text(text: str) -> str:
+    """The catalog models nearest to a name, for an error message."""
+    return ", ".join(catalog.closest_models(text.split("/")[-1], n=3)) or _("none close")

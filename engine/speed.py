@@ -98,7 +98,7 @@ PREFILL_UBATCH = {"llama.cpp": 512, "vllm": 2048, "transformers": 4096}
 
 def _stack_names(stack: str) -> str:
     """'CANN: MindIE, vLLM-Ascend (no CUDA: ...)' -> 'CANN: MindIE, vLLM-Ascend'."""
-    return stack.split(" (")[0] or "the vendor's stack"
+    return stack.split(" (")[0] or _("the vendor's stack")
 
 
 # -- training -------------------------------------------------------------------------------
@@ -351,7 +351,7 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
                     " to check)").format(card=gpu.display, stack=_stack_names(stack or ""),
                                           bw=gpu.bandwidth_gbps, tflops=gpu.bf16_tflops)
     elif stack:
-        detail += _("; {card} runs {stack}").format(card=gpu.display, stack=stack)
+        detail += _("; {card} runs {stack}").format(card=gpu.display, stack=gpu.stack_text)
     return ServeSpeed(decode_per_sequence=per_seq, decode_aggregate=per_seq * users,
                       prefill=prefill, engine=asked if eng == asked else eng, detail=detail)
 

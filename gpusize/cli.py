@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 from engine import ParseError, UnknownModel, ask, hub, i18n
+from engine.i18n import _
 from engine.methods import METHODS
 from engine.parse import KEYS
 from engine.schema import Answer
@@ -87,20 +88,23 @@ def _main(argv: list[str] | None = None) -> int:
         return prices(args[1:])
     as_json = "--json" in args
     words, chart = _take_option([a for a in args if a != "--json"], "--chart")
-    if chart == "":
-        print("gpusize: --chart needs a file name: --chart FILE or --chart=FILE", file=sys.stderr)
-        return 2
     words, lang = _take_option(words, "--lang")
+    # --lang, else the question's own language when it is Chinese, else the environment's
+    i18n.set_language(lang if lang in i18n.LANGUAGES else i18n.language_of_text(" ".join(words))
+                      or i18n.from_environment())
     if lang is not None and lang not in i18n.LANGUAGES:
-        print(f"gpusize: --lang {lang[:10]} is not one of {', '.join(i18n.LANGUAGES)}",
+        print("gpusize: " + _("--lang {lang} is not one of {languages}").format(
+            lang=lang[:10], languages=", ".join(i18n.LANGUAGES)), file=sys.stderr)
+        return 2
+    if chart == "":
+        print("gpusize: " + _("--chart needs a file name: --chart FILE or --chart=FILE"),
               file=sys.stderr)
         return 2
-    # --lang, else the question's own language when it is Chinese, else the environment's
-    i18n.set_language(lang or i18n.language_of_text(" ".join(words)) or i18n.from_environment())
     unknown = [a for a in words if a.startswith("--")]
     if unknown:
-        print(f"gpusize: unknown option {unknown[0][:40]}; options: --json, --chart FILE, "
-              "--lang zh|en, --help, --version", file=sys.stderr)
+        print("gpusize: " + _("unknown option {option}; options: --json, --chart FILE, "
+                              "--lang zh|en, --help, --version").format(option=unknown[0][:40]),
+              file=sys.stderr)
         return 2
     return print_answer(" ".join(words), as_json=as_json, chart=chart)
 
@@ -155,7 +159,7 @@ def print_answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
 
         print(render(result))
     if chart is not None:
-        print(f"chart written to {chart}", file=sys.stderr)
+        print(_("chart written to {path}").format(path=chart), file=sys.stderr)
     return 0
 
 
@@ -166,12 +170,14 @@ def write_chart(result: Answer, path: str) -> bool:
 
         png = memory_chart(result, lang=i18n.current())
     except ImportError as err:
-        print(f"gpusize: --chart needs matplotlib ({err}): pip install matplotlib", file=sys.stderr)
+        print("gpusize: " + _("--chart needs matplotlib ({error}): pip install matplotlib").format(
+            error=err), file=sys.stderr)
         return False
     try:
         Path(path).write_bytes(png)
     except OSError as err:
-        print(f"gpusize: cannot write the chart to {path}: {err.strerror or err}", file=sys.stderr)
+        print("gpusize: " + _("cannot write the chart to {path}: {error}").format(
+            path=path, error=err.strerror or err), file=sys.stderr)
         return False
     return True
 

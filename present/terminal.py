@@ -12,6 +12,7 @@ from present.labels import (
     cost_summary,
     gib,
     label,
+    method_title,
     pad,
     speed_summary,
     text_width,
@@ -102,7 +103,7 @@ def render(ans: Answer) -> str:
     model = ans.model
     active = (_(", {active:.1f}B active").format(active=model.active_params / 1e9)
               if model.active_params < 0.9 * model.params else "")
-    method = ans.plans[0].method if ans.plans else ""
+    method = method_title(ans.plans[0].method) if ans.plans else ""
     head = _("{model} ({params:.2f}B params{active}) — {method}").format(
         model=model.display, params=model.params / 1e9, active=active, method=method)
     lines = [head, ""]

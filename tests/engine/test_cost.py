@@ -162,3 +162,33 @@ def test_rank_by_time_prefers_faster_plans() -> None:
     assert fast.speed.train_hours <= cheap.speed.train_hours
     assert parse("llama-3.1-8b lora rank=time").goal == "time"
     assert parse("llama-3.1-8b lora rank=32").rank == 32
+
+
+def test_price_lines_name_the_card_and_the_kind_in_words() -> None:
+    """A price line shows the card as people name it and the kind in words, dates kept."""
+    from engine.i18n import language
+    from engine.prices import Price
+
+    def row(item: str, kind: str) -> Price:
+        return Price(item=item, kind=kind, gpus=8, low=1_100_000, high=1_300_000, currency="CNY",
+                     source="https://example.com/quote", quoted=date(2026, 1, 1))
+
+    server = row("server:8xa800", "buy_server")
+    assert server.cite(TODAY) == ("8 x A800 SXM4 80GB buy per server 1,100,000-1,300,000 CNY "
+                                  "(https://example.com/quote, 2026-01-01, STALE (333 days old))")
+    with language("zh"):
+        assert server.cite(TODAY) == ("8 x A800 SXM4 80GB 整机购置价 1,100,000-1,300,000 CNY"
+                                      "（https://example.com/quote，2026-01-01，已过期（333 天前的报价））")
+    hourly = row("h100-sxm", "rent_card_hour").model_copy(update={"low": 2.49, "high": 2.49})
+    assert hourly.cite(date(2026, 2, 1)) == (
+        "H100 SXM 80GB rent per GPU-hour 2.49 CNY (https://example.com/quote, 2026-01-01)")
+    assert row("acme-x1", "buy_card").cite(date(2026, 2, 1)).startswith("acme-x1 buy per card ")
+
+
+def test_cost_notes_name_the_market_and_card_in_words() -> None:
+    from engine.i18n import language
+
+    with language("zh"):
+        pc = cost.plan_cost(BOOK, find_gpu("a800"), 8, inputs())
+    text = " ".join(pc.notes)
+    assert "中国" in text and "china" not in text and "a800" not in text

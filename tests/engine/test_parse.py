@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -204,3 +206,60 @@ def test_requests_built_without_a_schema_equal_validated_ones() -> None:
         assert fast == slow and isinstance(fast, str), values
     fast, slow = _requests_both_ways({"model": "7B", "method": "lora", "batch": "2"})
     assert fast == slow and fast["batch"] == 2
+
+
+# pydantic's own checks behind the grammar (bounds, types, choices) reach the user in the
+# answer's language: in English as pydantic words them, in Chinese from the catalog
+VALIDATION_CASES = [
+    ({"batch": 5000}, "less_than_equal"), ({"gpu_util": 0.1}, "greater_than_equal"),
+    ({"min_speed": 0}, "greater_than"), ({"precision": "int3"}, "literal_error"),
+    ({"gpus": "eight"}, "int_parsing"), ({"hours": "abc"}, "float_parsing"),
+    ({"gpus": 2.5}, "int_from_float"), ({"compile": "maybe"}, "bool_parsing"),
+    ({"sharding": "ring"}, "extra_forbidden"), ({"budget": "x"}, "model_type"),
+    ({"budget": {"amount": -5.0, "currency": None}}, "greater_than"),
+    ({"budget": {"amount": 5.0, "currency": "EUR"}}, "literal_error"),
+    ({"seq": 20_000_000}, "less_than_equal"), ({"headroom": 1.5}, "less_than_equal"),
+]
+
+
+@pytest.mark.parametrize(("options", "kind"), VALIDATION_CASES,
+                         ids=[k for _o, k in VALIDATION_CASES])
+def test_validation_errors_in_both_languages(options: dict, kind: str) -> None:
+    from pydantic import ValidationError
+
+    from engine.i18n import language
+    from engine.parse import build_request
+    from engine.request import Draft, Request
+
+    values = {"model": "7B", "method": "lora", **options}
+    with pytest.raises(ValidationError) as pyd:
+        Request(**values)
+    assert pyd.value.errors()[0]["type"] == kind
+    with language("en"), pytest.raises(ParseError) as en:
+        build_request(Draft(values))
+    with language("zh"), pytest.raises(ParseError) as zh:
+        build_request(Draft(values))
+    key = next(iter(options))
+    # English: pydantic's sentence after key=value, its first letter lower case (the choices and
+    # names keep theirs: 'CNY', Money)
+    message = pyd.value.errors()[0]["msg"]
+    assert str(en.value).startswith(f"{key}=")
+    assert str(en.value).endswith(": " + message[0].lower() + message[1:] + ".")
+    # Chinese: the same key=value, the bound or choices kept, no English sentence
+    head, problem = str(zh.value).split("：", 1)
+    assert head == str(en.value).split(": ", 1)[0]
+    assert re.search(r"[\u4e00-\u9fff]", problem) and not re.search(r"[a-z]{3,} [a-z]{3,}", problem)
+    for bound in re.findall(r"\d+(?:\.\d+)?|'[^']*'", pyd.value.errors()[0]["msg"]):
+        assert bound in problem
+
+
+def test_an_unlisted_validation_error_is_still_worded() -> None:
+    from engine.i18n import language
+    from engine.parse import validation_problem
+
+    assert validation_problem("uuid_type", {}) == "not a valid value (uuid_type)"
+    with language("zh"):
+        assert validation_problem("uuid_type", {}) == "取值无效（uuid_type）"
+        assert validation_problem("less_than_equal", {"le": 4096}) == "取值不能大于 4096"
+        assert validation_problem("literal_error", {"expected": "'a', 'b' or 'c'"}) == (
+            "取值应为 'a', 'b' 或 'c'")

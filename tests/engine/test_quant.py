@@ -530,3 +530,21 @@ def test_vision_towers_stay_16_bit() -> None:
         assert size.by_role["vision"] == 2 * vl.vision_params and "vision" in size.kept_16bit
     gguf = weight_bytes(vl, "q4_k_m")
     assert gguf.params == vl.params - vl.vision_params  # the tower goes to the mmproj file
+
+
+@pytest.mark.parametrize(("model", "quant"), [("qwen2.5-7b", "nf4"), ("qwen2.5-72b", "q4_k_m"),
+                                              ("deepseek-v3", "fp8"), ("gpt-oss-20b", "mxfp4"),
+                                              ("qwen2.5-vl-7b", "awq"), ("llama-3.1-8b", "bf16")])
+def test_the_note_is_written_in_the_language_asked(model: str, quant: str) -> None:
+    """The sizes are cached once; the note follows the language of each call, both ways."""
+    from engine.i18n import language
+
+    spec = find_model(model)
+    english = weight_bytes(spec, quant)
+    with language("zh"):
+        chinese = weight_bytes(spec, quant)
+    assert english.note != chinese.note and any("\u4e00" <= c <= "\u9fff" for c in chinese.note)
+    assert weight_bytes(spec, quant).note == english.note  # not the cached Chinese one
+    assert english._replace(note="") == chinese._replace(note="")  # the same bytes
+    if quant != "bf16":  # the figures stay: bits per weight overall
+        assert f"{english.bits_per_weight:.2f}" in chinese.note

@@ -139,3 +139,17 @@ def test_unreachable_hub_exits_2_naming_what_failed(tmp_path: Path) -> None:
     out = run("someone/llama-3.1-8b-custom", "lora", env=env)
     assert out.returncode == 2
     assert "could not be fetched" in out.stderr and "llama-3.1-8b" in out.stderr
+
+
+@pytest.mark.parametrize(("args", "zh"), [
+    (["13B", "全参微调", "--chart"], "--chart 需要文件名"),
+    (["13B", "全参微调", "--frobnicate"], "未知选项 --frobnicate"),
+    (["13B", "lora", "--lang", "zh", "batch=5000"], "batch=5000：取值不能大于 4096"),
+    (["someone/llama-3.1-8b-custom", "推理"], "未知模型 someone/llama-3.1-8b-custom"),
+])
+def test_command_line_errors_follow_the_language(args: list[str], zh: str,
+                                                 tmp_path: Path) -> None:
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"),
+           "GPUSIZE_CACHE": str(tmp_path / "cache"), "LANG": "en_US.UTF-8", "LC_ALL": ""}
+    out = run(*args, env=env)
+    assert out.returncode == 2 and zh in out.stderr, out.stderr
