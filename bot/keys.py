@@ -88,3 +88,8 @@ def language(team: str) -> str:
 def user_locale(team: str, user: str) -> str:
     """A user's Slack locale, as a language, cached for a day (users.info include_locale)."""
     return f"{PREFIX}:locale:{team}:{user}"
+
+
+def rate(name: str, team: str, subject: str) -> str:
+    """Counter of one rate limit's window for a user or a workspace (bot.limits)."""
+    return f"{PREFIX}:rate:{name}:{team}:{subject}"

@@ -1,0 +1,50 @@
+"""Rate limits shared by every replica: a fixed-window counter per (what, who) in Redis.
+
+One person must not be able to starve the others (chart clicks, new Hub repo ids, quotes):
+`allow` counts an attempt and says whether it is within the limit. Without Redis it allows:
+answering beats refusing, and the other protections (bounded queues, caps) still hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from bot import keys
+
+# KEYS[1] counter. ARGV[1] window seconds. The first attempt in a window starts its expiry.
+COUNT = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return {n, redis.call('TTL', KEYS[1])}
+"""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most `count` attempts of `name` per `window_s` seconds for one subject."""
+
+    name: str
+    count: int
+    window_s: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    used: int
+    retry_after_s: int
+
+
+async def allow(redis: Redis, *, limit: Limit, team: str, subject: str) -> Verdict:
+    """Count one attempt of `limit` by `subject` (a user id, or "workspace") in `team`."""
+    try:
+        used, ttl = await redis.eval(COUNT, 1, keys.rate(limit.name, team, subject),
+                                     str(limit.window_s))
+    except (RedisError, OSError):
+        return Verdict(allowed=True, used=0, retry_after_s=0)
+    used = int(used)
+    return Verdict(allowed=used <= limit.count, used=used,
+                   retry_after_s=max(0, int(ttl)) if used > limit.count else 0)
