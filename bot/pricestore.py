@@ -177,8 +177,12 @@ class PriceStore:
     async def book_for(self, team: str) -> PriceBook:
         """The workspace's price book, rebuilt only when its prices or the global ones changed
         (the version counters, one read)."""
-        versions = tuple(v or "0" for v in await self.redis.mget(
-            keys.prices_version(GLOBAL), keys.prices_version(team)))
+        version_keys = (keys.prices_version(GLOBAL), keys.prices_version(team))
+        raw = await self.redis.mget(*version_keys)
+        if raw[0] is None and not await self.redis.exists(keys.price_records(GLOBAL)):
+            await self.seed_catalog()  # a fresh Redis: seed first, so the version read holds
+            raw = await self.redis.mget(*version_keys)
+        versions = tuple(v or "0" for v in raw)
         cached = self._books.get(team)
         if cached is not None and cached[0] == versions:
             self._books.move_to_end(team)
