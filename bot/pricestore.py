@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.asyncio import Redis
 
 from bot import keys
+from engine.cost import market_of
 from engine.prices import Currency, Kind, Price, PriceBook, check_price, price_book
 from present.blockkit import clean_field
 
@@ -87,6 +88,28 @@ def catalog_records(book: PriceBook | None = None) -> list[PriceRecord]:
                                entered_by="catalog", quoted=row.quoted, recorded_at=now,
                                note=row.note))
     return out
+
+
+def answer_rows(prices: tuple[Price, ...], book: PriceBook) -> tuple[Price, ...]:
+    """What answers can use of a price history, however long it is: per item, kind and market the
+    row engine.cost picks (the newest date's cheapest), and per item and kind the newest team
+    quote (PriceBook.team_quoted). The engine reads prices only through those two, so answers are
+    the same, and the book a worker process gets stays small."""
+    best: dict[tuple[str, str, str], Price] = {}
+    team: dict[tuple[str, str], Price] = {}
+    for row in prices:
+        key = (row.item, row.kind, market_of(row.region))
+        current = best.get(key)
+        if current is None or (row.quoted, -book.convert(row.mid, row.currency, "CNY")) > (
+                current.quoted, -book.convert(current.mid, current.currency, "CNY")):
+            best[key] = row
+        if row.team_quote and ((row.item, row.kind) not in team
+                               or row.quoted > team[(row.item, row.kind)].quoted):
+            team[(row.item, row.kind)] = row
+    kept = list(best.values())
+    chosen = {id(row) for row in kept}
+    kept += [row for row in team.values() if id(row) not in chosen]
+    return tuple(kept)
 
 
 def new_id(prefix: str) -> str:
@@ -188,8 +211,9 @@ class PriceStore:
             self._books.move_to_end(team)
             return cached[1]
         records = await self.visible(team)
-        book = (price_book().with_prices(tuple(r.to_price() for r in records)) if records
-                else price_book())
+        base = price_book()
+        book = (base.with_prices(answer_rows(tuple(r.to_price() for r in records), base))
+                if records else base)
         self._books[team] = (versions, book)  # type: ignore[assignment]
         self._books.move_to_end(team)
         while len(self._books) > BOOKS_CACHED:

@@ -455,3 +455,27 @@ def test_every_catalog_price_passes_the_plausibility_rule() -> None:
     for row in price_book().prices:
         check_price(item=row.item, kind=row.kind, gpus=row.gpus, low=row.low, high=row.high,
                     currency=row.currency, quoted=row.quoted, today=row.quoted)
+
+
+def test_the_answer_book_keeps_every_price_an_answer_can_pick() -> None:
+    from bot.pricestore import answer_rows
+
+    base = price_book()
+    quotes = [pricecommands.parse_quote(text, team_user="U1", today=TODAY) for text in (
+        "quote h20 buy 100k vendor=A date=2026-11-01", "quote h20 buy 95k vendor=B",
+        "quote h20 buy 90k vendor=C date=2026-10-01", "quote 4090 rent $0.3 vendor=D",
+        "quote 8xh100 buy-server 2.1M vendor=E", "quote l40s rent 5 vendor=F date=2026-01-01")]
+    full = base.with_prices(tuple(r.to_price() for r in [*catalog_records(), *quotes]))
+    small = base.with_prices(answer_rows(full.prices, base))
+    assert len(small.prices) < len(full.prices)
+    for question in ("llama-3.1-70b lora gpu=h20 gpus=4", "13B lora gpu=4090 gpus=2",
+                     "llama-3.1-70b inference gpu=h100 gpus=8", "7B qlora gpu=l40s gpus=1",
+                     "llama-3.1-8b lora gpu=a800 gpus=8 currency=USD"):
+        req = parse(question)
+        spec, _ = resolve_model(req.model)
+        a = answer_for(spec, req, book=full, today=TODAY).plans[0].cost
+        b = answer_for(spec, req, book=small, today=TODAY).plans[0].cost
+        assert a == b, question
+    for card in ("h20", "rtx-4090", "h100-sxm", "l40s"):
+        for kind in ("buy", "rent"):
+            assert full.team_quoted(card, kind) == small.team_quoted(card, kind)
