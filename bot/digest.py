@@ -260,25 +260,30 @@ class Digests:
     async def _failed(self, sub: Subscription, error: str, *, now: datetime) -> None:
         """Record a failed post on the subscription; turn it off after UNREACHABLE_LIMIT
         channel-gone answers in a row and tell its creator."""
-        with contextlib.suppress(Exception):  # Redis down: the next run tries (and records) again
-            before = await self.redis.hget(keys.digest_subscriptions(sub.team), sub.channel)
-            if before is None:
-                return
-            current = Subscription.model_validate_json(before)
-            failures = current.failures + 1
-            unreachable = current.unreachable + 1 if error in UNREACHABLE else current.unreachable
-            disabled = unreachable >= UNREACHABLE_LIMIT
-            updated = current.model_copy(update={
-                "failures": failures, "unreachable": unreachable, "last_error": error[:60],
-                "last_failed_at": now, "disabled_at": now if disabled else None,
-                "retry_at": now + RETRY_AFTER[min(failures, len(RETRY_AFTER)) - 1]})
-            replaced = await self.redis.eval(REPLACE_IF_SAME, 1,
-                                             keys.digest_subscriptions(sub.team), sub.channel,
-                                             before, updated.model_dump_json())
-            log.warning("digest %s/%s failed (%s, %d in a row)%s", sub.team, sub.channel, error,
-                        failures, ", turned off" if disabled else "")
-            if disabled and int(replaced):
-                await self._tell_creator(updated)
+        try:
+            await self._record_failure(sub, error, now=now)
+        except Exception:  # Redis down: the next run tries (and records) again
+            log.exception("could not record the failure of digest %s/%s", sub.team, sub.channel)
+
+    async def _record_failure(self, sub: Subscription, error: str, *, now: datetime) -> None:
+        before = await self.redis.hget(keys.digest_subscriptions(sub.team), sub.channel)
+        if before is None:
+            return
+        current = Subscription.model_validate_json(before)
+        failures = current.failures + 1
+        unreachable = current.unreachable + 1 if error in UNREACHABLE else current.unreachable
+        disabled = unreachable >= UNREACHABLE_LIMIT
+        updated = current.model_copy(update={
+            "failures": failures, "unreachable": unreachable, "last_error": error[:60],
+            "last_failed_at": now, "disabled_at": now if disabled else None,
+            "retry_at": now + RETRY_AFTER[min(failures, len(RETRY_AFTER)) - 1]})
+        replaced = await self.redis.eval(REPLACE_IF_SAME, 1,
+                                         keys.digest_subscriptions(sub.team), sub.channel,
+                                         before, updated.model_dump_json())
+        log.warning("digest %s/%s failed (%s, %d in a row)%s", sub.team, sub.channel, error,
+                    failures, ", turned off" if disabled else "")
+        if disabled and int(replaced):
+            await self._tell_creator(updated)
 
     async def _tell_creator(self, sub: Subscription) -> None:
         """A direct message to whoever subscribed (a user id as channel is the DM with the app)."""
