@@ -5,12 +5,20 @@ Once per period: check the period's done-key, take a lock (SET NX PX, released b
 delete: redis-py's Lock), check again, post, set the done-key, release. A missed slot (the bot
 was down at Monday 09:00) posts once when the bot is back, marked late: only the latest due slot
 is ever posted, never one per missed week. The clock is a parameter, so tests move it.
+
+Each subscription is posted on its own: one that fails (the bot removed from its channel, the
+channel archived or deleted, Slack down) never stops another subscription or workspace. A failure
+is recorded on the subscription (how many in a row, the last error and when) and the next try
+waits a while (RETRY_AFTER); after UNREACHABLE_LIMIT failures in a row that say the channel is
+gone or closed to the bot, the subscription is turned off (kept, shown by `digest list`) and its
+creator is told privately how to subscribe again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
@@ -19,9 +27,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.exceptions import LockError
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import keys, pricetables
+from bot.permissions import ADMIN_UNKNOWN, AdminUnknown, Permissions, Refused
 from bot.pricestore import PriceRecord, PriceStore, newest
 from bot.pricetables import DEFAULT_CARDS
 from engine import catalog
@@ -30,15 +40,21 @@ from engine.i18n import N_, _, money, set_language
 from engine.parse import ParseError
 from engine.prices import STALE_DAYS, price_book
 from present import blockkit
-from present.blockkit import channel_ref
+from present.blockkit import channel_ref, user_ref
 from present.labels import columns
 
+log = logging.getLogger("gpusize.digest")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 LATE_AFTER = timedelta(minutes=30)
 DONE_TTL_S = 40 * 86400
 MOVERS_SHOWN = 12
 WEEKDAY_NAMES = (N_("Monday"), N_("Tuesday"), N_("Wednesday"), N_("Thursday"), N_("Friday"),
                  N_("Saturday"), N_("Sunday"))
+MAX_SUBSCRIPTIONS = 10  # per workspace: each one is a public post on a schedule
+# Slack's answers that mean the channel will not take the post until a person acts
+UNREACHABLE = frozenset({"channel_not_found", "is_archived", "not_in_channel"})
+UNREACHABLE_LIMIT = 3  # in a row, then the subscription is turned off and its creator told
+RETRY_AFTER = (timedelta(minutes=10), timedelta(hours=1), timedelta(hours=6))
 USAGE = N_("`/gpusize digest subscribe #channel weekly mon 09:00 Asia/Shanghai` (or `daily 08:30 "
          "Europe/Berlin`), `/gpusize digest unsubscribe [#channel]`, `/gpusize digest preview`")
 
@@ -52,12 +68,35 @@ class Subscription(BaseModel):
     tz: str = "UTC"
     created_by: str
     created_at: datetime
+    # delivery record: failures in a row (any), of them in a row saying the channel is gone,
+    # the last error and when, when to try again, when it was turned off
+    failures: int = 0
+    unreachable: int = 0
+    last_error: str = ""
+    last_failed_at: datetime | None = None
+    retry_at: datetime | None = None
+    disabled_at: datetime | None = None
 
     def describe(self) -> str:
         when = (_("every {day}").format(day=_(WEEKDAY_NAMES[self.weekday]))
                 if self.frequency == "weekly" else _("every day"))
         return _("{when} at {time} {tz} in {channel}").format(
             when=when, time=self.at, tz=self.tz, channel=channel_ref(self.channel))
+
+    def status(self) -> str:
+        """`digest list`'s line: the schedule, who set it up, and whether it is delivered."""
+        line = self.describe() + " " + _("(by {user})").format(user=user_ref(self.created_by))
+        if self.disabled_at is not None:
+            return line + " · " + _("*turned off* on {date}: Slack answered `{error}` {count} "
+                                    "times in a row. Invite the bot to the channel, then "
+                                    "subscribe again.").format(
+                date=self.disabled_at.date(), error=self.last_error, count=self.unreachable)
+        if self.failures and self.last_failed_at is not None:
+            return line + " · " + _("the last {count} posts failed (`{error}`, {at}); it will "
+                                    "try again.").format(
+                count=self.failures, error=self.last_error,
+                at=self.last_failed_at.strftime("%Y-%m-%d %H:%M UTC"))
+        return line
 
 
 def parse_subscribe(words: list[str], *, team: str, channel: str, user: str,
@@ -124,6 +163,30 @@ def latest_slot(sub: Subscription, now: datetime) -> tuple[datetime, str]:
     return slot.astimezone(UTC), f"{year}-W{week:02d}"
 
 
+# KEYS[1] the workspace's subscriptions. ARGV[1] channel, ARGV[2] cap, ARGV[3] JSON. Replacing a
+# channel's subscription is always room; a new channel needs the workspace under the cap.
+SUBSCRIBE_CAPPED = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""
+# KEYS[1] the subscriptions. ARGV[1] channel, ARGV[2] the JSON read, ARGV[3] the new JSON: write
+# only if nobody unsubscribed or re-subscribed meanwhile (a failure record never resurrects one).
+REPLACE_IF_SAME = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
+class SubscriptionsFull(Exception):
+    """The workspace holds MAX_SUBSCRIPTIONS already; nothing was stored."""
+
+
 class Digests:
     def __init__(self, redis: Redis, client: AsyncWebClient, prices: PriceStore) -> None:
         self.redis = redis
@@ -133,8 +196,11 @@ class Digests:
     # -- subscriptions --------------------------------------------------------------------------
 
     async def subscribe(self, sub: Subscription) -> None:
-        await self.redis.hset(keys.digest_subscriptions(sub.team), sub.channel,
-                              sub.model_dump_json())
+        """Store `sub` (replacing the channel's previous one); SubscriptionsFull beyond the cap."""
+        stored = await self.redis.eval(SUBSCRIBE_CAPPED, 1, keys.digest_subscriptions(sub.team),
+                                       sub.channel, str(MAX_SUBSCRIPTIONS), sub.model_dump_json())
+        if not int(stored):
+            raise SubscriptionsFull
         await self.redis.sadd(keys.digest_teams(), sub.team)
         # the period already under way is not owed: the first digest comes at the next slot
         _slot, period = latest_slot(sub, sub.created_at)
@@ -145,25 +211,94 @@ class Digests:
     async def unsubscribe(self, team: str, channel: str) -> bool:
         return bool(await self.redis.hdel(keys.digest_subscriptions(team), channel))
 
+    async def subscription(self, team: str, channel: str) -> Subscription | None:
+        raw = await self.redis.hget(keys.digest_subscriptions(team), channel)
+        return Subscription.model_validate_json(raw) if raw else None
+
     async def subscriptions(self, team: str) -> list[Subscription]:
         raw = await self.redis.hgetall(keys.digest_subscriptions(team))
-        return [Subscription.model_validate_json(v) for v in raw.values()]
+        out = []
+        for channel, value in raw.items():
+            try:
+                out.append(Subscription.model_validate_json(value))
+            except ValueError:  # one unreadable record must not hide the others
+                log.warning("unreadable digest subscription %s/%s", team, channel)
+        return out
 
     # -- running --------------------------------------------------------------------------------
 
     async def run_due(self, now: datetime) -> list[str]:
-        """Post every digest whose latest slot has passed and is not yet posted."""
+        """Post every digest whose latest slot has passed and is not yet posted. Each workspace
+        and each subscription on its own: a failure is recorded and the run goes on."""
         posted = []
         for team in sorted(await self.redis.smembers(keys.digest_teams())):
-            lang = await self.redis.hget(keys.language(team), "workspace") or "en"
-            set_language(lang)  # a digest speaks the workspace's language (/gpusize lang)
-            for sub in await self.subscriptions(team):
+            try:
+                lang = await self.redis.hget(keys.language(team), "workspace") or "en"
+                set_language(lang)  # a digest speaks the workspace's language (/gpusize lang)
+                subs = await self.subscriptions(team)
+            except Exception:
+                log.exception("digests of workspace %s skipped this run", team)
+                continue
+            for sub in subs:
+                if sub.disabled_at is not None or (sub.retry_at and now < sub.retry_at):
+                    continue
                 slot, period = latest_slot(sub, now)
                 if slot < sub.created_at:
                     continue
-                if await self._post_once(sub, period, late=now - slot > LATE_AFTER, now=now):
-                    posted.append(f"{team}/{sub.channel}/{period}")
+                try:
+                    if await self._post_once(sub, period, late=now - slot > LATE_AFTER,
+                                             now=now):
+                        posted.append(f"{team}/{sub.channel}/{period}")
+                except SlackApiError as err:
+                    await self._failed(sub, str(err.response.get("error") or "slack_error"),
+                                       now=now)
+                except Exception as err:  # a timeout, a bug: recorded, the others still run
+                    log.exception("digest %s/%s failed", team, sub.channel)
+                    await self._failed(sub, type(err).__name__, now=now)
         return posted
+
+    async def _failed(self, sub: Subscription, error: str, *, now: datetime) -> None:
+        """Record a failed post on the subscription; turn it off after UNREACHABLE_LIMIT
+        channel-gone answers in a row and tell its creator."""
+        try:
+            await self._record_failure(sub, error, now=now)
+        except Exception:  # Redis down: the next run tries (and records) again
+            log.exception("could not record the failure of digest %s/%s", sub.team, sub.channel)
+
+    async def _record_failure(self, sub: Subscription, error: str, *, now: datetime) -> None:
+        before = await self.redis.hget(keys.digest_subscriptions(sub.team), sub.channel)
+        if before is None:
+            return
+        current = Subscription.model_validate_json(before)
+        failures = current.failures + 1
+        unreachable = current.unreachable + 1 if error in UNREACHABLE else current.unreachable
+        disabled = unreachable >= UNREACHABLE_LIMIT
+        updated = current.model_copy(update={
+            "failures": failures, "unreachable": unreachable, "last_error": error[:60],
+            "last_failed_at": now, "disabled_at": now if disabled else None,
+            "retry_at": now + RETRY_AFTER[min(failures, len(RETRY_AFTER)) - 1]})
+        replaced = await self.redis.eval(REPLACE_IF_SAME, 1,
+                                         keys.digest_subscriptions(sub.team), sub.channel,
+                                         before, updated.model_dump_json())
+        log.warning("digest %s/%s failed (%s, %d in a row)%s", sub.team, sub.channel, error,
+                    failures, ", turned off" if disabled else "")
+        if disabled and int(replaced):
+            await self._tell_creator(updated)
+
+    async def _tell_creator(self, sub: Subscription) -> None:
+        """A direct message to whoever subscribed (a user id as channel is the DM with the app)."""
+        text = _("The GPU price digest {when} is turned off: Slack answered `{error}` {count} "
+                 "times in a row, so the bot cannot post there (it was removed from the channel, "
+                 "or the channel was archived or deleted). To get it back, invite the bot to "
+                 "the channel (`/invite @gpusize`) and run `/gpusize digest subscribe` there "
+                 "again.").format(when=sub.describe(), error=sub.last_error,
+                                  count=sub.unreachable)
+        try:
+            await self.client.chat_postMessage(channel=sub.created_by,
+                                               text=blockkit.fallback(text))
+        except Exception as err:  # the creator left, DMs closed: the list still says why
+            log.warning("could not tell %s that digest %s/%s is off: %s", sub.created_by,
+                        sub.team, sub.channel, type(err).__name__)
 
     async def _post_once(self, sub: Subscription, period: str, *, late: bool,
                          now: datetime) -> bool:
@@ -180,16 +315,31 @@ class Digests:
             sections, fallback = await self.compose(sub.team, sub.channel, now=now, late=late,
                                                     period=period)
             await self.client.chat_postMessage(
-                channel=sub.channel, text=blockkit.fallback(fallback),
+                channel=sub.channel, text=blockkit.fallback(fallback), unfurl_links=False,
+                unfurl_media=False,
                 blocks=blockkit.blocks("digest.json.j2", d={"sections": [
                     part for section in sections for part in blockkit.sections(section)],
                                                           "title": fallback[:150]}))
             await self.redis.set(done, now.isoformat(), ex=DONE_TTL_S)
+            await self._delivered(sub)
             await self._snapshot(sub, await self.prices.visible(sub.team))
             return True
         finally:
             with contextlib.suppress(LockError):  # expired: nothing of ours to release
                 await lock.release()
+
+    async def _delivered(self, sub: Subscription) -> None:
+        """A post went through: the failure record starts again from nothing."""
+        if not sub.failures:
+            return
+        key = keys.digest_subscriptions(sub.team)
+        before = await self.redis.hget(key, sub.channel)
+        if before is None:
+            return
+        cleared = Subscription.model_validate_json(before).model_copy(update={
+            "failures": 0, "unreachable": 0, "retry_at": None})
+        await self.redis.eval(REPLACE_IF_SAME, 1, key, sub.channel, before,
+                              cleared.model_dump_json())
 
     # -- content ------------------------------------------------------------------------------
 
@@ -285,3 +435,71 @@ def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
     return "\n".join([_("*The cards this workspace asks about*") + " " + _(
         "(rent per GPU-hour, buy per card, and the use a month above which buying a server "
         "of them pays off)"), "```", *columns(rows, right=(1, 2, 3)), "```"])
+
+
+# -- /gpusize digest ... -------------------------------------------------------------------------
+
+
+def _target(words: list[str], default: str) -> str:
+    for word in words:
+        if m := re.fullmatch(r"<#([CG][A-Z0-9]+)(\|[^>]*)?>", word):
+            return m.group(1)
+    return default
+
+
+async def _may_manage(permissions: Permissions, *, team: str, user: str, owner: str) -> bool:
+    try:
+        return await permissions.may_manage(team=team, user=user, owner=owner)
+    except AdminUnknown:
+        raise Refused(_(ADMIN_UNKNOWN)) from None
+
+
+async def digest_command(digests: Digests, permissions: Permissions, command: dict[str, Any],
+                         text: str) -> list[str]:
+    """`/gpusize digest subscribe|unsubscribe|preview|list`: the sections of a private reply.
+    Refused (with the reason) when the user may not; see bot/permissions.py for who may."""
+    words = text.split()[1:]
+    action = words[0].lower() if words else "help"
+    team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
+    now = datetime.now(UTC)
+    if action == "subscribe":
+        sub = parse_subscribe(words[1:], team=team, channel=channel, user=user, now=now)
+        existing = await digests.subscription(team, sub.channel)
+        if existing is not None and not await _may_manage(permissions, team=team, user=user,
+                                                          owner=existing.created_by):
+            raise Refused(_("{channel} already has a digest, set up by {user}; only they or a "
+                            "workspace admin can change it.").format(
+                channel=channel_ref(sub.channel), user=user_ref(existing.created_by)))
+        reason = await permissions.bot_in_channel(sub.channel)
+        if reason is not None:
+            raise Refused(_("I cannot post in {channel} (Slack says `{reason}`): invite me there "
+                            "first (`/invite @gpusize` in that channel), then subscribe "
+                            "again.").format(channel=channel_ref(sub.channel), reason=reason[:40]))
+        try:
+            await digests.subscribe(sub)
+        except SubscriptionsFull:
+            raise Refused(_("This workspace already has {cap} digest subscriptions, the most it "
+                            "keeps. `/gpusize digest list` shows them; `/gpusize digest "
+                            "unsubscribe #channel` removes one.").format(
+                cap=MAX_SUBSCRIPTIONS)) from None
+        return [_("Subscribed: a GPU price digest {when}. The first one comes at the next slot; "
+                  "`/gpusize digest preview` shows what it will say.").format(when=sub.describe())]
+    if action == "unsubscribe":
+        target = _target(words[1:], channel)
+        existing = await digests.subscription(team, target)
+        if existing is None:
+            return [_("No digest subscription for {channel}.").format(
+                channel=channel_ref(target))]
+        if not await _may_manage(permissions, team=team, user=user, owner=existing.created_by):
+            raise Refused(_("Only the person who subscribed {channel} ({user}) or a workspace "
+                            "admin can remove its digest.").format(
+                channel=channel_ref(target), user=user_ref(existing.created_by)))
+        await digests.unsubscribe(team, target)
+        return [_("Unsubscribed.")]
+    if action == "preview":
+        sections, title = await digests.compose(team, channel, now=now)
+        return [f"*{title}* " + _("(preview)"), *sections]
+    if action == "list":
+        subs = sorted(await digests.subscriptions(team), key=lambda s: s.created_at)
+        return ["\n".join(f"• {s.status()}" for s in subs) or _("No digest subscriptions.")]
+    return [_(USAGE)]

@@ -6,7 +6,9 @@ Format (JSON):  {"source": "Provider price list", "prices": [
 Format (CSV):   a header row item,kind,low,high,currency,quoted[,gpus,region,note], then rows.
 `amount` may stand for low = high. A feed is taken whole or not at all: a timeout, an oversized
 body, a redirect, a parse error or one invalid row rejects it, is recorded as a failure (shown in
-the digest) and never touches the prices already stored.
+the digest) and never touches the prices already stored. A row is invalid when it breaks the rule
+every price obeys (engine.prices.check_price: dated at most tomorrow, a catalog card or a server
+of them, low <= high, a plausible amount); its text fields lose control and bidi characters.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import csv
 import hashlib
 import io
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import aiohttp
@@ -23,6 +25,8 @@ from pydantic import ValidationError
 
 from bot import keys
 from bot.pricestore import GLOBAL, PriceRecord, PriceStore
+from engine.prices import PriceRejected
+from present.blockkit import clean_field
 
 MAX_BYTES = 1 << 20  # 1 MiB
 TIMEOUT_S = 10.0
@@ -33,8 +37,10 @@ class FeedError(ValueError):
     pass
 
 
-def parse_feed(body: bytes, *, url: str, content_type: str = "") -> list[PriceRecord]:
+def parse_feed(body: bytes, *, url: str, content_type: str = "",
+               today: date | None = None) -> list[PriceRecord]:
     """Rows of a feed as validated records, or FeedError naming what is wrong."""
+    today = today or datetime.now(UTC).date()
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -48,7 +54,7 @@ def parse_feed(body: bytes, *, url: str, content_type: str = "") -> list[PriceRe
         except ValueError as err:
             raise FeedError(f"invalid JSON ({err.msg} at line {err.lineno})") from None
         if isinstance(data, dict):
-            source = str(data.get("source") or url)[:200]
+            source = clean_field(data.get("source") or url, 200)
             data = data.get("prices")
         if not isinstance(data, list):
             raise FeedError('JSON must be a list of prices or {"prices": [...]}')
@@ -87,6 +93,10 @@ def parse_feed(body: bytes, *, url: str, content_type: str = "") -> list[PriceRe
             first = err.errors()[0]
             raise FeedError(f"row {number}: {'.'.join(map(str, first['loc']))} "
                             f"{first['msg'].lower()}") from None
+        try:
+            out[-1].check(today)
+        except PriceRejected as err:
+            raise FeedError(f"row {number}: {err}") from None
     return out
 
 

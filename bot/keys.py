@@ -93,3 +93,17 @@ def user_locale(team: str, user: str) -> str:
 def rate(name: str, team: str, subject: str) -> str:
     """Counter of one rate limit's window for a user or a workspace (bot.limits)."""
     return f"{PREFIX}:rate:{name}:{team}:{subject}"
+
+
+# -- prices
+def prices_version(scope: str) -> str:
+    """Counter bumped on every add or remove of a scope's prices: replicas rebuild their cached
+    price book when it moves."""
+    return f"{PREFIX}:prices:version:{scope}"
+
+
+def admin_cache(team: str, user: str) -> str:
+    """"1" or "0": whether a user is a workspace admin or owner (users.info), for a few
+    minutes."""
+    return f"{PREFIX}:admin:{team}:{user}"
+

@@ -12,6 +12,7 @@ from redis.exceptions import RedisError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import keys
+from bot.permissions import ADMIN_UNKNOWN, AdminUnknown, Permissions, Refused
 from engine.i18n import LANGUAGES, _, from_locale, language, language_of_text
 from engine.parse import ParseError
 
@@ -47,13 +48,26 @@ class Languages:
             await self.redis.set(keys.user_locale(team, user), lang, ex=86400)
         return lang
 
-    async def choose(self, team: str, user: str, words: list[str]) -> str:
-        """`/gpusize lang zh|en|auto [workspace]`: the confirmation to show."""
+    async def choose(self, team: str, user: str, words: list[str], *,
+                     permissions: Permissions | None = None) -> str:
+        """`/gpusize lang zh|en|auto [workspace]`: the confirmation to show. Anyone sets their
+        own language; the workspace's is for admins and owners (Refused otherwise, and when
+        Slack cannot say whether the user is one)."""
         choice = words[0].lower() if words else ""
         if choice not in (*LANGUAGES, "auto"):
             raise ParseError(_("lang takes zh, en or auto, optionally followed by workspace."))
         scope = ("workspace" if len(words) > 1 and words[1].lower() in WORKSPACE_WORDS
                  else f"user:{user}")
+        if scope == "workspace":
+            permissions = permissions or Permissions(self.redis, self.client)
+            try:
+                admin = await permissions.is_admin(team=team, user=user)
+            except AdminUnknown:
+                raise Refused(_(ADMIN_UNKNOWN)) from None
+            if not admin:
+                raise Refused(_("Only a workspace admin or owner can set the workspace's "
+                                "language; `/gpusize lang {choice}` sets yours.").format(
+                    choice=choice))
         if choice == "auto":
             await self.redis.hdel(keys.language(team), scope)
         else:

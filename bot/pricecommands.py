@@ -9,12 +9,14 @@ import shlex
 from datetime import UTC, date, datetime
 
 from bot import pricetables
-from bot.pricestore import PriceRecord, PriceStore, new_id
+from bot.limits import Limit, allow
+from bot.permissions import ADMIN_UNKNOWN
+from bot.pricestore import MAX_QUOTES, PriceRecord, PriceStore, QuotaFull, new_id
 from engine import catalog
 from engine.i18n import N_, _
 from engine.parse import ParseError, parse_money
-from engine.prices import STALE_DAYS, price_book
-from present.blockkit import user_ref
+from engine.prices import STALE_DAYS, PriceRejected, price_book
+from present.blockkit import clean_field, user_ref
 
 KINDS = {"buy": "buy_card", "purchase": "buy_card", "buy-card": "buy_card",
          "buy-server": "buy_server", "server": "buy_server",
@@ -24,6 +26,8 @@ KIND_TEXT = {"buy_card": N_("buy per card"), "buy_server": N_("buy per server"),
              "rent_card_hour": N_("rent per GPU-hour"),
              "rent_server_month": N_("rent per server-month")}
 SUBCOMMANDS = ("price", "prices", "quote", "quotes")
+# one person entering quotes in a loop must not fill the workspace's MAX_QUOTES in a minute
+QUOTE_LIMIT = Limit(name="quote", count=20, window_s=600)
 QUOTE_USAGE = N_('`/gpusize quote CARD buy|rent|buy-server|rent-month AMOUNT vendor="Name"` '
                '(e.g. `/gpusize quote H100 buy 230k vendor="Chengdu IDC A"`, '
                '`/gpusize quote 8xa800 buy-server 1.2M vendor="X"`, `/gpusize quote 4090 rent 2.5`)')
@@ -75,7 +79,7 @@ def parse_quote(text: str, *, team_user: str, today: date) -> PriceRecord:
         if not sep or key.lower() not in ("vendor", "date", "currency", "note"):
             raise ParseError(_("unexpected {word} in a quote: {usage}").format(
                 word=word[:40], usage=_(QUOTE_USAGE)), token=word)
-        options[key.lower()] = value.strip()
+        options[key.lower()] = clean_field(value, 120 if key.lower() == "vendor" else 500)
     currency = (money.currency or options.get("currency", "CNY")).upper()
     if currency == "RMB":
         currency = "CNY"
@@ -90,12 +94,18 @@ def parse_quote(text: str, *, team_user: str, today: date) -> PriceRecord:
             raise ParseError(_("date={date} is not YYYY-MM-DD.").format(
                 date=options["date"][:20])) from None
     gpus = int(item.split(":")[1].split("x")[0]) if item.startswith("server:") else 1
-    return PriceRecord(id=new_id("q"), item=item, kind=kind, gpus=gpus, low=money.amount,
-                       high=money.amount, currency=currency,
-                       region="china" if currency == "CNY" else "global",
-                       source=f"vendor quote: {options.get('vendor') or 'unnamed vendor'}",
-                       origin="quote", vendor=options.get("vendor", ""), entered_by=team_user,
-                       quoted=quoted, recorded_at=datetime.now(UTC), note=options.get("note", ""))
+    record = PriceRecord(id=new_id("q"), item=item, kind=kind, gpus=gpus, low=money.amount,
+                         high=money.amount, currency=currency,
+                         region="china" if currency == "CNY" else "global",
+                         source=f"vendor quote: {options.get('vendor') or 'unnamed vendor'}",
+                         origin="quote", vendor=options.get("vendor", ""), entered_by=team_user,
+                         quoted=quoted, recorded_at=datetime.now(UTC),
+                         note=options.get("note", ""))
+    try:
+        record.check(today)
+    except PriceRejected as err:
+        raise ParseError(_("quote not recorded: {reason}").format(reason=err)) from None
+    return record
 
 
 def _amount(rec: PriceRecord) -> str:
@@ -148,8 +158,9 @@ def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
 
 
 async def handle(store: PriceStore, *, team: str, user: str, text: str, today: date,
-                 is_admin: bool) -> list[str]:
-    """Run a price/quote subcommand; returns the sections of an ephemeral reply."""
+                 is_admin: bool | None) -> list[str]:
+    """Run a price/quote subcommand; returns the sections of an ephemeral reply. `is_admin`
+    None: Slack could not say (removing someone else's quote is then refused, saying so)."""
     words = text.split()
     head = words[0].lower()
     if head in ("price", "prices"):
@@ -174,13 +185,26 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
         if len(words) < 3:
             raise ParseError(_("which quote? `/gpusize quote remove ID` (ids: `/gpusize quote "
                                "list`)"))
-        outcome = await store.remove(team, words[2], user=user, is_admin=is_admin)
+        outcome = await store.remove(team, words[2], user=user, is_admin=bool(is_admin))
+        if outcome == "forbidden" and is_admin is None:
+            return [_(ADMIN_UNKNOWN)]
         return [{"removed": _("Removed quote `{id}`.").format(id=words[2]),
                  "missing": _("No quote `{id}` in this workspace.").format(id=words[2][:40]),
                  "forbidden": _("Only the person who added a quote, or a workspace admin, can "
                                 "remove it.")}[outcome]]
     record = parse_quote(text, team_user=user, today=today)
-    await store.add(team, [record])
+    verdict = await allow(store.redis, limit=QUOTE_LIMIT, team=team, subject=user)
+    if not verdict.allowed:
+        return [_("Quote not recorded: at most {count} quotes per person every {minutes} "
+                  "minutes. Try again in {seconds} s.").format(
+            count=QUOTE_LIMIT.count, minutes=QUOTE_LIMIT.window_s // 60,
+            seconds=verdict.retry_after_s)]
+    try:
+        await store.add_quote(team, record)
+    except QuotaFull:
+        return [_("Quote not recorded: this workspace already holds {cap} quotes, the most it "
+                  "keeps. Remove old ones first (`/gpusize quote list`, `/gpusize quote remove "
+                  "ID`).").format(cap=MAX_QUOTES)]
     return [_("Recorded quote `{id}`: {item} {kind} {amount} from {vendor}, dated {date}. This "
               "workspace's answers use it from now on (newest price per card wins); `/gpusize "
               "quote remove {id}` takes it back.").format(

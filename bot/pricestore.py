@@ -1,22 +1,32 @@
 """Prices as a dated history in Redis: the bundled catalog (seeded once), feeds, and each
 workspace's own vendor quotes. Answers use the newest price per (item, kind); a workspace's
-quotes are visible to that workspace only."""
+quotes are visible to that workspace only.
+
+Every add or remove bumps a version counter per scope in Redis; `book_for` keeps the PriceBook it
+built per workspace in this process and rebuilds only when the global or the workspace's version
+moved, so answers do not re-read thousands of records each time and every replica sees a change
+at once. A workspace holds at most MAX_QUOTES live quotes (checked and added in one step)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import uuid
-from datetime import UTC, date, datetime
+from collections import OrderedDict
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from redis.asyncio import Redis
 
 from bot import keys
-from engine.prices import Currency, Kind, Price, PriceBook, price_book
+from engine.cost import market_of
+from engine.prices import Currency, Kind, Price, PriceBook, check_price, price_book
+from present.blockkit import clean_field
 
 GLOBAL = "global"
+MAX_QUOTES = 500  # live quotes per workspace: each one is read into every answer's price book
+BOOKS_CACHED = 256  # workspaces whose price book one process keeps
 Origin = Literal["catalog", "quote", "feed", "import"]
 
 
@@ -38,6 +48,18 @@ class PriceRecord(BaseModel):
     quoted: date
     recorded_at: datetime
     note: str = Field("", max_length=500)
+
+    @field_validator("item", "region", "source", "vendor", "entered_by", "note", mode="before")
+    @classmethod
+    def _one_clean_line(cls, value: object) -> object:
+        """Stored text is shown to the whole workspace (the digest): no control or bidi
+        characters, no line breaks, whatever path it came by and whenever it was stored."""
+        return clean_field(value) if isinstance(value, str) else value
+
+    def check(self, today: date) -> None:
+        """engine.prices.check_price on this record: raises PriceRejected with the rule."""
+        check_price(item=self.item, kind=self.kind, gpus=self.gpus, low=self.low, high=self.high,
+                    currency=self.currency, quoted=self.quoted, today=today)
 
     def to_price(self) -> Price:
         source = self.source
@@ -68,6 +90,28 @@ def catalog_records(book: PriceBook | None = None) -> list[PriceRecord]:
     return out
 
 
+def answer_rows(prices: tuple[Price, ...], book: PriceBook) -> tuple[Price, ...]:
+    """What answers can use of a price history, however long it is: per item, kind and market the
+    row engine.cost picks (the newest date's cheapest), and per item and kind the newest team
+    quote (PriceBook.team_quoted). The engine reads prices only through those two, so answers are
+    the same, and the book a worker process gets stays small."""
+    best: dict[tuple[str, str, str], Price] = {}
+    team: dict[tuple[str, str], Price] = {}
+    for row in prices:
+        key = (row.item, row.kind, market_of(row.region))
+        current = best.get(key)
+        if current is None or (row.quoted, -book.convert(row.mid, row.currency, "CNY")) > (
+                current.quoted, -book.convert(current.mid, current.currency, "CNY")):
+            best[key] = row
+        if row.team_quote and ((row.item, row.kind) not in team
+                               or row.quoted > team[(row.item, row.kind)].quoted):
+            team[(row.item, row.kind)] = row
+    kept = list(best.values())
+    chosen = {id(row) for row in kept}
+    kept += [row for row in team.values() if id(row) not in chosen]
+    return tuple(kept)
+
+
 def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
@@ -82,9 +126,29 @@ def newest(records: list[PriceRecord]) -> dict[tuple[str, str], PriceRecord]:
     return best
 
 
+# KEYS[1] the workspace's records, KEYS[2] its version. ARGV[1] the cap, ARGV[2] id, ARGV[3] JSON.
+ADD_CAPPED = """
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+redis.call('INCR', KEYS[2])
+return 1
+"""
+
+
+class QuotaFull(Exception):
+    """The workspace already holds MAX_QUOTES quotes; nothing was stored."""
+
+
 class PriceStore:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        # team -> ((global version, team version), its price book), least recently used first
+        self._books: OrderedDict[str, tuple[tuple[str, str], PriceBook]] = OrderedDict()
+
+    async def _bump(self, scope: str) -> None:
+        await self.redis.incr(keys.prices_version(scope))
 
     async def seed_catalog(self) -> int:
         """Copy the bundled catalog into the global history once per catalog version."""
@@ -97,28 +161,64 @@ class PriceStore:
             added += await self.redis.hsetnx(keys.price_records(GLOBAL), rec.id,
                                              rec.model_dump_json())
         await self.redis.set(keys.prices_seeded(), version)
+        if added:
+            await self._bump(GLOBAL)
         return added
 
     async def add(self, scope: str, records: list[PriceRecord]) -> None:
+        """Store records that have passed PriceRecord.check (feeds, imports)."""
         if records:
             await self.redis.hset(keys.price_records(scope),
                                   mapping={r.id: r.model_dump_json() for r in records})
+            await self._bump(scope)
+
+    async def add_quote(self, team: str, record: PriceRecord) -> None:
+        """Store one workspace quote unless the workspace holds MAX_QUOTES already (QuotaFull)."""
+        stored = await self.redis.eval(ADD_CAPPED, 2, keys.price_records(team),
+                                       keys.prices_version(team), str(MAX_QUOTES), record.id,
+                                       record.model_dump_json())
+        if not int(stored):
+            raise QuotaFull
+
+    async def count(self, scope: str) -> int:
+        return int(await self.redis.hlen(keys.price_records(scope)))
 
     async def records(self, scope: str) -> list[PriceRecord]:
         raw = await self.redis.hgetall(keys.price_records(scope))
         return [PriceRecord.model_validate_json(v) for v in raw.values()]
 
     async def visible(self, team: str) -> list[PriceRecord]:
-        """What a workspace sees: the global history plus its own quotes."""
+        """What a workspace sees: the global history plus its own quotes. Records dated after
+        tomorrow (stored before prices were checked) stay stored but are never used: "newest
+        wins" must not let a date in 2999 win for ever."""
         if not await self.redis.exists(keys.price_records(GLOBAL)):
             await self.seed_catalog()  # first use on a fresh Redis
-        return await self.records(GLOBAL) + await self.records(team)
+        latest = datetime.now(UTC).date() + timedelta(days=1)
+        return [r for r in await self.records(GLOBAL) + await self.records(team)
+                if r.quoted <= latest]
 
     async def book_for(self, team: str) -> PriceBook:
+        """The workspace's price book, rebuilt only when its prices or the global ones changed
+        (the version counters, one read)."""
+        version_keys = (keys.prices_version(GLOBAL), keys.prices_version(team))
+        raw = await self.redis.mget(*version_keys)
+        if raw[0] is None and not await self.redis.exists(keys.price_records(GLOBAL)):
+            await self.seed_catalog()  # a fresh Redis: seed first, so the version read holds
+            raw = await self.redis.mget(*version_keys)
+        versions = tuple(v or "0" for v in raw)
+        cached = self._books.get(team)
+        if cached is not None and cached[0] == versions:
+            self._books.move_to_end(team)
+            return cached[1]
         records = await self.visible(team)
-        if not records:
-            return price_book()
-        return price_book().with_prices(tuple(r.to_price() for r in records))
+        base = price_book()
+        book = (base.with_prices(answer_rows(tuple(r.to_price() for r in records), base))
+                if records else base)
+        self._books[team] = (versions, book)  # type: ignore[assignment]
+        self._books.move_to_end(team)
+        while len(self._books) > BOOKS_CACHED:
+            self._books.popitem(last=False)
+        return book
 
     async def remove(self, team: str, record_id: str, *, user: str, is_admin: bool) -> str:
         raw = await self.redis.hget(keys.price_records(team), record_id)
@@ -128,6 +228,7 @@ class PriceStore:
         if rec.entered_by != user and not is_admin:
             return "forbidden"
         await self.redis.hdel(keys.price_records(team), record_id)
+        await self._bump(team)
         return "removed"
 
     async def note_asked(self, team: str, card: str) -> None:

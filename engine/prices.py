@@ -6,7 +6,8 @@ A price quoted more than STALE_DAYS before the answer's date is flagged stale.
 
 from __future__ import annotations
 
-from datetime import date
+import statistics
+from datetime import date, timedelta
 from functools import cache
 from typing import Literal
 
@@ -184,3 +185,120 @@ def load_price_book() -> PriceBook:
 def price_book() -> PriceBook:
     return datacache.load("prices", data=("prices.toml",), code=("prices.py",),
                           build=load_price_book)
+
+
+# -- validation: one rule for every way a price comes in (a quote, a feed, an import) ----------
+
+MAX_AGE_DAYS = 5 * 365  # older than five years says more about a typo than about the market
+PLAUSIBLE_FACTOR = 20.0  # within 1/20 .. 20x the bundled catalog's price for the card
+HOURS_PER_MONTH = 730
+MAX_SERVER_GPUS = 64
+# Per GPU, in CNY, for a card the catalog has no price of that sort for: a card costs more than a
+# phone and less than a flat; renting a GPU for an hour costs between a coffee and a dinner for
+# forty.
+ABSOLUTE_BANDS_CNY = {"buy": (1_000.0, 3_000_000.0), "rent": (0.1, 500.0)}
+
+
+class PriceRejected(ValueError):
+    """A price that must not be stored; the message says which rule it broke."""
+
+
+def _family(kind: str) -> str:
+    return "buy" if kind.startswith("buy") else "rent"
+
+
+def _units(kind: str, gpus: int) -> float:
+    """How many per-GPU (buy) or per-GPU-hour (rent) units an amount of `kind` covers."""
+    return {"buy_card": 1.0, "buy_server": float(gpus), "rent_card_hour": 1.0,
+            "rent_server_month": float(gpus * HOURS_PER_MONTH)}[kind]
+
+
+def split_item(item: str) -> tuple[str, int | None]:
+    """`h100-sxm` -> (h100-sxm, None); `server:8xh100-sxm` -> (h100-sxm, 8)."""
+    if not item.startswith("server:"):
+        return item, None
+    count, sep, card = item.removeprefix("server:").partition("x")
+    if not sep or not count.isdigit():
+        return item, 0
+    return card, int(count)
+
+
+@cache
+def catalog_references() -> dict[tuple[str, str], float]:
+    """(card, "buy" | "rent") -> the bundled catalog's median price per GPU (per GPU-hour for
+    rent) in CNY. Only the bundled catalog counts: a feed or a quote cannot move the band."""
+    book = price_book()
+    samples: dict[tuple[str, str], list[float]] = {}
+    for row in book.prices:
+        card, _count = split_item(row.item)
+        per_unit = book.convert(row.mid, row.currency, "CNY") / _units(row.kind, row.gpus)
+        samples.setdefault((card, _family(row.kind)), []).append(per_unit)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def plausible_range(*, item: str, kind: str, gpus: int, currency: str) -> tuple[float, float,
+                                                                                 float | None]:
+    """(lowest, highest, the catalog's price it derives from or None) for an amount of `kind`
+    for `item`, in `currency`."""
+    book = price_book()
+    card, _count = split_item(item)
+    units = _units(kind, gpus)
+    reference = catalog_references().get((card, _family(kind)))
+    if reference is None:
+        low, high = ABSOLUTE_BANDS_CNY[_family(kind)]
+        return (book.convert(low * units, "CNY", currency),
+                book.convert(high * units, "CNY", currency), None)
+    ref = book.convert(reference * units, "CNY", currency)
+    return ref / PLAUSIBLE_FACTOR, ref * PLAUSIBLE_FACTOR, ref
+
+
+def _figure(amount: float) -> str:
+    return f"{amount:,.0f}" if amount >= 100 else f"{amount:.3g}"
+
+
+def check_price(*, item: str, kind: str, gpus: int, low: float, high: float, currency: str,
+                quoted: date, today: date) -> None:
+    """Raise PriceRejected unless the price may be stored: dated no later than tomorrow and no
+    more than MAX_AGE_DAYS ago, for a catalog card or a server of them, low <= high, and both
+    within the plausible range for the card and kind (see plausible_range). Every path that
+    stores a price calls this."""
+    if quoted > today + timedelta(days=1):
+        raise PriceRejected(_("date {date} is in the future: a price can be dated at most "
+                              "tomorrow ({latest}).").format(date=quoted,
+                                                             latest=today + timedelta(days=1)))
+    if quoted < today - timedelta(days=MAX_AGE_DAYS):
+        raise PriceRejected(_("date {date} is more than {years} years ago.").format(
+            date=quoted, years=MAX_AGE_DAYS // 365))
+    card, count = split_item(item)
+    if card not in catalog.gpus():
+        raise PriceRejected(_("{item} is not a card in the catalog (nor a server of them, "
+                              "written server:8xh100-sxm).").format(item=item[:40]))
+    if kind in ("buy_card", "rent_card_hour") and count is not None:
+        raise PriceRejected(_("{item} is a server: its prices are buy_server or "
+                              "rent_server_month.").format(item=item[:40]))
+    if kind in ("buy_server", "rent_server_month") and count is None:
+        raise PriceRejected(_("{item} is a card: its prices are buy_card or "
+                              "rent_card_hour.").format(item=item[:40]))
+    if count is not None and not (1 <= count <= MAX_SERVER_GPUS and gpus == count):
+        raise PriceRejected(_("a server holds 1 to {most} cards and its gpus must say how many "
+                              "({item}, gpus {gpus}).").format(most=MAX_SERVER_GPUS,
+                                                               item=item[:40], gpus=gpus))
+    if count is None and gpus != 1:
+        raise PriceRejected(_("a card's price covers 1 GPU, not {gpus}.").format(gpus=gpus))
+    if not 0 < low <= high:
+        raise PriceRejected(_("low {low} must be above 0 and at most high {high}.").format(
+            low=_figure(low), high=_figure(high)))
+    lowest, highest, reference = plausible_range(item=item, kind=kind, gpus=gpus,
+                                                 currency=currency)
+    if lowest <= low and high <= highest:
+        return
+    amount = _figure(low) if low == high else f"{_figure(low)}-{_figure(high)}"
+    if reference is None:
+        rule = _("the catalog has no such price for the card, so the band for any card applies")
+    else:
+        rule = _("1/{factor:g} to {factor:g} times the catalog's {reference} {currency}").format(
+            factor=PLAUSIBLE_FACTOR, reference=_figure(reference), currency=currency)
+    raise PriceRejected(_("{amount} {currency} is not a plausible {kind} price for {item}: it "
+                          "must lie between {lowest} and {highest} {currency} ({rule}).").format(
+        amount=amount, currency=currency, kind=_(KIND_TEXT[kind]), item=item_text(item),
+        lowest=_figure(lowest), highest=_figure(highest), rule=rule))

@@ -57,14 +57,39 @@ def short_link(url: str) -> str:
     return link_ref(url.strip(), host)
 
 
+# Characters that hide, reorder or break text once shown: C0 and C1 controls (the reference
+# markers \x00-\x03 among them), the bidi marks, embeddings, overrides and isolates (U+061C,
+# U+200E/F, U+202A-202E, U+2066-2069) and the line and paragraph separators (U+2028/9, and NEL
+# U+0085 among the C1 controls). Tab, line feed and carriage return are kept in inbound text
+# (a reply may have lines); stored one-line fields turn them into spaces (clean_field).
+UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f"
+                          "\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+BREAKS = re.compile("[\t\n\r\x0b\x0c\x85\u2028\u2029]")
+# Words Slack turns into a broadcast when it parses text itself: a word joiner after the @
+# keeps them words (the bot never means to ping a channel).
+BROADCASTS = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+
+
 def clean_input(text: str) -> str:
-    """Inbound text from Slack, before anything reads it (the reference markers stripped)."""
-    return re.sub(r"[\x00-\x03]", "", text)
+    """Inbound text from Slack, before anything reads it: the reference markers, control and
+    bidi characters stripped, line breaks kept."""
+    return UNSAFE_CHARS.sub("", text)
+
+
+def clean_field(text: object, limit: int | None = None) -> str:
+    """Text that will be stored and shown again to others (a vendor, a note, a feed's source or
+    item): one line, no control or bidi characters, runs of spaces collapsed, at most `limit`
+    characters. A newline in a vendor name can then never forge a line of a digest."""
+    one_line = BREAKS.sub(" ", str(text))
+    cleaned = re.sub(r" {2,}", " ", UNSAFE_CHARS.sub("", one_line)).strip()
+    return cleaned[:limit] if limit is not None else cleaned
 
 
 def mrkdwn(text: object) -> str:
-    """Escape &, < and > (Slack's rule); only the bot's own user_ref()s become mentions."""
+    """Escape &, < and > (Slack's rule); only the bot's own user_ref()s become mentions, and
+    @channel / @here / @everyone stay words even where Slack parses text itself."""
     escaped = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = BROADCASTS.sub("@\u2060\\1", escaped)
     escaped = USER_REF.sub(r"<@\1>", escaped)
     escaped = CHANNEL_REF.sub(r"<#\1>", escaped)
     escaped = LINK_REF.sub(lambda m: f"<{m.group(1)}|{m.group(2).replace('|', '/')}>", escaped)

@@ -197,6 +197,10 @@ def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
                 reply |= {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
             elif method == "files.info":
                 reply |= {"file": {"id": body.get("file")}}
+            elif method == "conversations.info":  # the bot is a member unless told otherwise
+                channel = body.get("channel", "")
+                reply |= {"channel": {"id": channel, "is_channel": True, "is_archived": False,
+                                      "is_member": channel not in stub.not_in_channel}}
             self._reply(status, reply)
 
         def do_GET(self) -> None:

@@ -170,3 +170,62 @@ def test_slash_digest_subscribe_preview_unsubscribe(make_bot: Any, slack: SlackS
     assert "preview" in preview and "cards this workspace asks about" in preview
     bot.command("digest unsubscribe <#C0DIGEST|prices>", response_url=slack.response_url())
     assert "Unsubscribed" in json.dumps(slack.wait_for("response_url", 3)[2].body)
+
+
+def test_one_unreachable_channel_never_stops_the_other_digests(make_bot: Any, redis_url: str,
+                                                               slack: SlackStub) -> None:
+    """The red team's attack: the bot removed from one channel (Slack: not_in_channel). The other
+    four digests, in two workspaces, still post; the bad one is recorded, retried later, turned
+    off after three such answers in a row, its creator told privately, and `digest list` says
+    why."""
+    slack.not_in_channel.add("C0GONE")
+    monday = datetime(2026, 11, 30, 1, 1, tzinfo=UTC)
+
+    async def go() -> list[list[str]]:
+        d = make(redis_url, slack)
+        for team, channel in (("T0TEAM", "C0AAA"), ("T0TEAM", "C0GONE"), ("T0TEAM", "C0BBB"),
+                              ("T0OTHER", "C0CCC"), ("T0OTHER", "C0DDD")):
+            sub = weekly(channel=channel).model_copy(update={"team": team})
+            await d.subscribe(sub)
+        runs = [await d.run_due(monday)]
+        runs.append(await d.run_due(monday + timedelta(minutes=5)))  # within the retry wait
+        runs.append(await d.run_due(monday + timedelta(minutes=12)))
+        runs.append(await d.run_due(monday + timedelta(hours=1, minutes=20)))
+        runs.append(await d.run_due(monday + timedelta(hours=9)))  # off: not tried again
+        return runs
+
+    first, waiting, second, third, off = asyncio.run(go())
+    assert sorted(first) == ["T0OTHER/C0CCC/2026-W49", "T0OTHER/C0DDD/2026-W49",
+                             "T0TEAM/C0AAA/2026-W49", "T0TEAM/C0BBB/2026-W49"]
+    assert waiting == second == third == off == []
+    posts = slack.of("chat.postMessage")
+    tries = [p for p in posts if p.body["channel"] == "C0GONE"]
+    assert len(tries) == 3  # the first, after 10 min, after 1 h; never after it was turned off
+    dm = [p for p in posts if p.body["channel"] == "U1"]
+    assert len(dm) == 1 and "turned off" in dm[0].body["text"]
+    assert "not_in_channel" in dm[0].body["text"] and "digest subscribe" in dm[0].body["text"]
+    stored = json.loads(asyncio.run(Redis.from_url(redis_url, decode_responses=True).hget(
+        "gpusize:v1:digest:subs:T0TEAM", "C0GONE")))
+    assert stored["unreachable"] == 3 and stored["last_error"] == "not_in_channel"
+    assert stored["disabled_at"] is not None
+    bot = make_bot()
+    bot.command("digest list", response_url=slack.response_url())
+    listing = json.dumps(slack.wait_for("response_url")[0].body, ensure_ascii=False)
+    assert "turned off" in listing and "not_in_channel" in listing and "<#C0AAA>" in listing
+
+
+def test_a_failure_that_is_not_the_channel_is_retried_and_then_delivered(
+        redis_url: str, slack: SlackStub) -> None:
+    slack.fail_next.append({"body": {"ok": False, "error": "fatal_error"}})
+    monday = datetime(2026, 11, 30, 1, 1, tzinfo=UTC)
+
+    async def go() -> tuple[list[str], list[str], Subscription]:
+        d = make(redis_url, slack)
+        await d.subscribe(weekly())
+        failed = await d.run_due(monday)
+        later = await d.run_due(monday + timedelta(minutes=11))
+        return failed, later, (await d.subscriptions("T0TEAM"))[0]
+
+    failed, later, sub = asyncio.run(go())
+    assert failed == [] and later == ["T0TEAM/C0DIGEST/2026-W49"]
+    assert sub.failures == 0 and sub.disabled_at is None and sub.last_error == "fatal_error"

@@ -191,7 +191,7 @@ def test_one_workspace_cannot_touch_anothers_state(bot: Bot, slack: SlackStub,
     mine = redis_server.wait_for_conversation(ROOT)
     # the same channel id and thread ts, but another workspace: not its thread
     bot.event(reply("what about qlora?", "1700000400.1"), event_id="EvOther", team="T0OTHER")
-    bot.command('quote h100 buy 1k vendor="A"', response_url=slack.response_url())
+    bot.command('quote h100 buy 200k vendor="A"', response_url=slack.response_url())
     qid = json.dumps(slack.wait_for("response_url")[0].body).split("`")[1]
     bot.command(f"quote remove {qid}", team="T0OTHER", response_url=slack.response_url("r2"))
     refused = json.dumps(slack.wait_for("response_url", 2)[1].body)

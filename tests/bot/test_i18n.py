@@ -38,6 +38,7 @@ def test_slack_locale_picks_chinese_and_lang_overrides(bot: Bot, slack: SlackStu
 
 
 def test_workspace_language_applies_to_everyone(bot: Bot, slack: SlackStub) -> None:
+    slack.admins.add("U0ALICE")  # only admins set the workspace's language (tests/bot/test_authz.py)
     bot.command("lang zh workspace", response_url=slack.response_url())
     slack.wait_for("response_url")
     bot.command("7B lroa")  # an English-locale user, an error: now in Chinese

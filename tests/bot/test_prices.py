@@ -18,15 +18,18 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
+from slack_sdk.web.async_client import AsyncWebClient
 
 import engine
 from bot import feeds, pricecommands
-from bot.pricestore import GLOBAL, PriceStore, catalog_records, newest
+from bot.digest import Digests, Subscription
+from bot.pricestore import GLOBAL, MAX_QUOTES, PriceStore, catalog_records, newest
 from engine.parse import ParseError, parse
+from engine.prices import check_price, price_book
 from engine.resolve import resolve_model
 from engine.sizing import answer_for
 from present import blockkit
-from tests.harness import Bot, SlackStub, free_port
+from tests.harness import TOKEN, Bot, SlackStub, free_port
 
 TODAY = date(2026, 11, 30)
 
@@ -152,6 +155,25 @@ GOOD_FEED = {"source": "Team price list", "prices": [
      "quoted": "2026-11-20"}]}
 
 
+# A vendor or feed text trying to forge a digest line, ping people, make a link or reorder text.
+SPOOF = ("Evil Co\n• H100 SXM buy 1 CNY <!here> @channel <@U0ALICE> \x00U0ALICE\x00 "
+         "https://evil.example/x \u202egnp.exe\u2066 \u2028line")
+
+
+def _row(**change: Any) -> dict[str, Any]:
+    return {"item": "h100-sxm", "kind": "rent_card_hour", "amount": 2.5, "currency": "USD",
+            "quoted": "2026-11-20", **change}
+
+
+SPOOF_FEEDS = {
+    "/future": {"prices": [_row(quoted="2999-01-01")]},
+    "/absurd": {"prices": [_row(amount=0.0001)]},
+    "/unknown": {"prices": [_row(item=SPOOF[:75])]},
+    "/inverted": {"prices": [_row(low=3, high=2, amount=None)]},
+    "/spoof-note": {"source": SPOOF, "prices": [_row(note=SPOOF, region=SPOOF)]},
+}
+
+
 class FeedServer(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/good.json":
@@ -165,6 +187,8 @@ class FeedServer(BaseHTTPRequestHandler):
             self._send(200, json.dumps({"prices": [{"item": "h100-sxm", "kind": "rent_card_hour",
                                                     "amount": -3, "currency": "USD",
                                                     "quoted": "2026-11-20"}]}).encode(), "json")
+        elif self.path in SPOOF_FEEDS:
+            self._send(200, json.dumps(SPOOF_FEEDS[self.path]).encode(), "application/json")
         elif self.path == "/huge":
             self._send(200, b"[" + b" " * (feeds.MAX_BYTES + 10) + b"]", "application/json")
         elif self.path == "/redirect":
@@ -264,3 +288,194 @@ def test_engine_default_book_is_the_catalog() -> None:
     plan = engine.ask("13B lora gpu=4090 gpus=2").plans[0]
     assert plan.cost.buy.capex == pytest.approx(40_000)  # seed 000's 2x 4090 server, midpoint
     assert datetime.now(UTC).year >= 2026
+
+
+# -- issue 16: prices validated on every path, stored text never spoofs, quotes capped ----------
+
+
+def _has_unsafe(text: str) -> bool:
+    return bool(re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
+                          "\u2066-\u2069]", text))
+
+
+def test_future_absurd_and_unknown_prices_are_refused_on_every_path(
+        bot: Bot, slack: SlackStub, redis_url: str, feed_server: str, tmp_path: Path) -> None:
+    team_key = "gpusize:v1:prices:T0TEAM"
+    # 1. a quote over HTTP
+    for n, text in enumerate(("quote H100 buy 200k date=2999-01-01", "quote H100 buy 1",
+                              "quote H100 buy 900M", "quote 8xh100 buy-server 30",
+                              "quote 4090 rent 40000"), 1):
+        bot.command(text, response_url=slack.response_url())
+        answer = json.dumps(slack.wait_for("response_url", n)[n - 1].body, ensure_ascii=False)
+        assert "quote not recorded" in answer, answer
+    assert "in the future" in json.dumps(slack.of("response_url")[0].body)
+    assert "1/20 to 20 times the catalog" in json.dumps(slack.of("response_url")[1].body)
+    # 2. a feed
+    urls = [f"{feed_server}{path}" for path in ("/future", "/absurd", "/unknown", "/inverted")]
+
+    async def go() -> tuple[dict, int, int]:
+        store = await store_for(redis_url)
+        await store.seed_catalog()
+        before = len(await store.records(GLOBAL))
+        result = await feeds.refresh(store, urls)
+        return result, before, len(await store.records(GLOBAL))
+
+    result, before, after = run(go())
+    assert after == before and not any(r["ok"] for r in result.values())
+    assert "in the future" in result[urls[0]]["error"]
+    assert "plausible" in result[urls[1]]["error"]
+    assert "not a card in the catalog" in result[urls[2]]["error"]
+    assert not _has_unsafe(result[urls[2]]["error"])  # the item's text, cleaned, in the error
+    assert "at most high" in result[urls[3]]["error"]
+    # 3. an import
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps(SPOOF_FEEDS["/future"]))
+    out = cli("prices", "import", str(future), "--team=T0TEAM", env={"REDIS_URL": redis_url})
+    assert out.returncode == 2 and "in the future" in out.stderr
+    assert run(_hlen(redis_url, team_key)) == 0
+
+
+async def _hlen(url: str, key: str) -> int:
+    redis = Redis.from_url(url, decode_responses=True)
+    try:
+        return int(await redis.hlen(key))
+    finally:
+        await redis.aclose()
+
+
+def test_a_future_dated_price_stored_before_the_check_never_wins(redis_url: str) -> None:
+    async def go() -> Any:
+        store = await store_for(redis_url)
+        await pricecommands.handle(store, team="TA", user="U1", today=date.today(),
+                                   is_admin=False, text="quote h100 buy 210k vendor=Real")
+        bogus = pricecommands.parse_quote("quote h100 buy 220k vendor=Bogus", team_user="U1",
+                                          today=date.today())
+        await store.add("TA", [bogus.model_copy(update={"quoted": date(2999, 1, 1), "low": 1.0,
+                                                        "high": 1.0})])
+        return await store.book_for("TA"), len(await store.records("TA"))
+
+    book, stored = run(go())
+    best = newest_of(book, "h100-sxm", "buy_card")
+    assert stored == 2 and best.low == 210_000  # kept, never used
+
+
+def newest_of(book: Any, item: str, kind: str) -> Any:
+    return max(book.candidates(item, kind), key=lambda p: p.quoted)
+
+
+def test_spoofing_text_is_stored_clean_and_posted_verbatim(bot: Bot, slack: SlackStub,
+                                                          redis_url: str, feed_server: str) -> None:
+    shlex_safe = SPOOF.replace('"', "")
+    bot.command(f'quote H100 buy 200k vendor="{shlex_safe}" note="{shlex_safe}"',
+                response_url=slack.response_url())
+    assert "Recorded quote" in json.dumps(slack.wait_for("response_url")[0].body)
+    urls = [f"{feed_server}/spoof-note", f"{feed_server}/unknown"]
+
+    async def go() -> list[Any]:
+        store = await store_for(redis_url)
+        await store.seed_catalog()
+        await feeds.refresh(store, urls)
+        digests = Digests(store.redis, AsyncWebClient(token=TOKEN, base_url=slack.url), store)
+        await digests.subscribe(Subscription(team="T0TEAM", channel="C0DIGEST", frequency="daily",
+                                             created_by="U1", created_at=datetime(2026, 11, 1,
+                                                                                  tzinfo=UTC)))
+        await digests.run_due(datetime.now(UTC))
+        return await store.records(GLOBAL) + await store.records("T0TEAM")
+
+    stored = run(go())
+    for rec in stored:
+        for text in (rec.item, rec.vendor, rec.note, rec.source, rec.region):
+            assert not _has_unsafe(text) and "\n" not in text, text
+    bot.command("price h100", response_url=slack.response_url())
+    history = slack.wait_for("response_url", 2)[1].body
+    digest = slack.wait_for("chat.postMessage")[0].body
+    for message in (history, digest):
+        sections = [b["text"] for b in message["blocks"] if b["type"] == "section"]
+        assert sections and all(t.get("verbatim") for t in sections)
+        shown = "\n".join(t["text"] for t in sections)
+        assert not _has_unsafe(shown)
+        # the only mention is the bot's own of who entered the quote
+        others = shown.replace("by <@U0ALICE> (id", "")
+        assert "<!" not in others and "<@" not in others and "<https://evil" not in others
+        assert "@channel" not in shown and "U0ALICE" not in digest_text(digest)
+        assert not any(line.lstrip().startswith("• H100 SXM buy 1 CNY")
+                       for line in shown.splitlines())
+    history_text = "\n".join(b["text"]["text"] for b in history["blocks"] if "text" in b)
+    assert "Evil Co • H100 SXM buy 1 CNY &lt;!here&gt; @\u2060channel" in history_text
+    assert "failed" in json.dumps(digest["blocks"])  # the /unknown feed's failure is shown
+
+
+def digest_text(message: dict[str, Any]) -> str:
+    return json.dumps(message["blocks"], ensure_ascii=False) if "channel" in message else ""
+
+
+def test_quotes_are_capped_per_workspace_and_rate_limited_per_user(redis_url: str) -> None:
+    async def go() -> tuple[list[str], list[str], int]:
+        store = await store_for(redis_url)
+        limited = []
+        for _ in range(pricecommands.QUOTE_LIMIT.count + 1):
+            limited += await pricecommands.handle(store, team="TA", user="U1", today=date.today(),
+                                                  is_admin=False, text="quote h20 buy 100k")
+        filler = pricecommands.parse_quote("quote h20 buy 100k", team_user="U9",
+                                           today=date.today())
+        await store.redis.hset("gpusize:v1:prices:TB", mapping={
+            f"q-{n}": filler.model_copy(update={"id": f"q-{n}"}).model_dump_json()
+            for n in range(MAX_QUOTES)})
+        full = await pricecommands.handle(store, team="TB", user="U2", today=date.today(),
+                                          is_admin=False, text="quote h20 buy 90k")
+        return limited, full, await store.count("TB")
+
+    limited, full, stored = run(go())
+    assert all("Recorded quote" in r for r in limited[:-1])
+    assert "at most 20 quotes per person every 10 minutes" in limited[-1]
+    assert f"already holds {MAX_QUOTES} quotes" in full[0] and stored == MAX_QUOTES
+
+
+def test_price_books_are_cached_until_any_replica_changes_the_prices(redis_url: str) -> None:
+    async def go() -> list[Any]:
+        replica_a, replica_b = await store_for(redis_url), await store_for(redis_url)
+        first = await replica_a.book_for("TA")
+        again = await replica_a.book_for("TA")
+        await pricecommands.handle(replica_b, team="TA", user="U1", today=date.today(),
+                                   is_admin=False, text="quote h20 buy 99k vendor=B")
+        changed = await replica_a.book_for("TA")
+        qid = next(r.id for r in await replica_b.records("TA"))
+        await replica_b.remove("TA", qid, user="U1", is_admin=False)
+        removed = await replica_a.book_for("TA")
+        other = await replica_a.book_for("TB")
+        return [first, again, changed, removed, other]
+
+    first, again, changed, removed, other = run(go())
+    assert again is first and changed is not first and removed is not changed
+    assert any(p.team_quote for p in changed.prices)
+    assert not any(p.team_quote for p in removed.prices + other.prices)
+
+
+def test_every_catalog_price_passes_the_plausibility_rule() -> None:
+    for row in price_book().prices:
+        check_price(item=row.item, kind=row.kind, gpus=row.gpus, low=row.low, high=row.high,
+                    currency=row.currency, quoted=row.quoted, today=row.quoted)
+
+
+def test_the_answer_book_keeps_every_price_an_answer_can_pick() -> None:
+    from bot.pricestore import answer_rows
+
+    base = price_book()
+    quotes = [pricecommands.parse_quote(text, team_user="U1", today=TODAY) for text in (
+        "quote h20 buy 100k vendor=A date=2026-11-01", "quote h20 buy 95k vendor=B",
+        "quote h20 buy 90k vendor=C date=2026-10-01", "quote 4090 rent $0.3 vendor=D",
+        "quote 8xh100 buy-server 2.1M vendor=E", "quote l40s rent 5 vendor=F date=2026-01-01")]
+    full = base.with_prices(tuple(r.to_price() for r in [*catalog_records(), *quotes]))
+    small = base.with_prices(answer_rows(full.prices, base))
+    assert len(small.prices) < len(full.prices)
+    for question in ("llama-3.1-70b lora gpu=h20 gpus=4", "13B lora gpu=4090 gpus=2",
+                     "llama-3.1-70b inference gpu=h100 gpus=8", "7B qlora gpu=l40s gpus=1",
+                     "llama-3.1-8b lora gpu=a800 gpus=8 currency=USD"):
+        req = parse(question)
+        spec, _ = resolve_model(req.model)
+        a = answer_for(spec, req, book=full, today=TODAY).plans[0].cost
+        b = answer_for(spec, req, book=small, today=TODAY).plans[0].cost
+        assert a == b, question
+    for card in ("h20", "rtx-4090", "h100-sxm", "l40s"):
+        for kind in ("buy", "rent"):
+            assert full.team_quoted(card, kind) == small.team_quoted(card, kind)

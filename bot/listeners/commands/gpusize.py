@@ -14,14 +14,14 @@ from redis.exceptions import RedisError
 
 from bot import pricecommands
 from bot.dialog import Dialog, help_message
-from bot.digest import USAGE as DIGEST_USAGE
-from bot.digest import Digests, parse_subscribe
+from bot.digest import Digests, digest_command
 from bot.language import Languages
 from bot.observability import COMMANDS, REDIS_ERRORS
+from bot.permissions import AdminUnknown, Permissions, Refused
 from bot.replies import Notice
 from engine import ParseError, UnknownModel
 from engine.i18n import N_, _, set_language
-from present.blockkit import channel_ref, clean_input
+from present.blockkit import clean_input
 
 log = logging.getLogger("gpusize.bot")
 HELP_WORDS = ("", "help", "-h", "--help", "?", "帮助")
@@ -32,6 +32,8 @@ STORE_DOWN = N_("Prices and digests live in Redis, which is not answering right 
 
 def handler(dialog: Dialog, digests: Digests,
             languages: Languages) -> Callable[..., Awaitable[None]]:
+    permissions = Permissions(digests.redis, digests.client)
+
     async def gpusize_command(ack: Any, command: dict[str, Any], respond: Any,
                               client: Any) -> None:
         text = clean_input(command.get("text") or "").strip()
@@ -41,8 +43,8 @@ def handler(dialog: Dialog, digests: Digests,
             await ack()
             try:
                 reply = await languages.choose(command["team_id"], command["user_id"],
-                                               text.split()[1:])
-            except ParseError as err:
+                                               text.split()[1:], permissions=permissions)
+            except (ParseError, Refused) as err:
                 reply = str(err)
             except RedisError:
                 reply = _(STORE_DOWN)
@@ -58,14 +60,14 @@ def handler(dialog: Dialog, digests: Digests,
             await ack()
             try:
                 if first == "digest":
-                    sections = await digest_command(digests, command, text)
+                    sections = await digest_command(digests, permissions, command, text)
                 else:
                     sections = await pricecommands.handle(
                         dialog.prices, team=command["team_id"], user=command["user_id"],
                         text=text, today=datetime.now(UTC).date(),
-                        is_admin=await _is_admin(client, command, text))
+                        is_admin=await _quote_admin(permissions, command, text))
                 COMMANDS.labels(first.rstrip("s")).inc()
-            except ParseError as err:
+            except (ParseError, Refused) as err:
                 COMMANDS.labels("error").inc()
                 sections = [f"{err}"]
             except RedisError:
@@ -96,40 +98,12 @@ def handler(dialog: Dialog, digests: Digests,
     return gpusize_command
 
 
-async def _is_admin(client: Any, command: dict[str, Any], text: str) -> bool:
-    """Only asked when removing a quote: workspace admins may remove anyone's."""
+async def _quote_admin(permissions: Permissions, command: dict[str, Any],
+                       text: str) -> bool | None:
+    """Only asked when removing a quote (admins may remove anyone's); None: Slack cannot say."""
     if not any(w in text.lower().split() for w in ("remove", "delete", "rm")):
         return False
     try:
-        info = await client.users_info(user=command["user_id"])
-    except Exception:
-        return False
-    user = info.get("user") or {}
-    return bool(user.get("is_admin") or user.get("is_owner"))
-
-
-async def digest_command(digests: Digests, command: dict[str, Any], text: str) -> list[str]:
-    words = text.split()[1:]
-    action = words[0].lower() if words else "help"
-    team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
-    now = datetime.now(UTC)
-    if action == "subscribe":
-        sub = parse_subscribe(words[1:], team=team, channel=channel, user=user, now=now)
-        await digests.subscribe(sub)
-        return [_("Subscribed: a GPU price digest {when}. The first one comes at the next slot; "
-                  "`/gpusize digest preview` shows what it will say.").format(when=sub.describe())]
-    if action == "unsubscribe":
-        target = channel
-        for word in words[1:]:
-            if word.startswith("<#"):
-                target = word[2:].split("|")[0].rstrip(">")
-        removed = await digests.unsubscribe(team, target)
-        return [_("Unsubscribed.") if removed
-                else _("No digest subscription for {channel}.").format(channel=channel_ref(target))]
-    if action == "preview":
-        sections, title = await digests.compose(team, channel, now=now)
-        return [f"*{title}* " + _("(preview)"), *sections]
-    if action == "list":
-        subs = await digests.subscriptions(team)
-        return ["\n".join(f"• {s.describe()}" for s in subs) or _("No digest subscriptions.")]
-    return [_(DIGEST_USAGE)]
+        return await permissions.is_admin(team=command["team_id"], user=command["user_id"])
+    except AdminUnknown:
+        return None
