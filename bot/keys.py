@@ -93,3 +93,12 @@ def user_locale(team: str, user: str) -> str:
 def rate(name: str, team: str, subject: str) -> str:
     """Counter of one rate limit's window for a user or a workspace (bot.limits)."""
     return f"{PREFIX}:rate:{name}:{team}:{subject}"
+
+
+# -- edge
+
+
+def hub_new_model(team: str, user: str, repo_id: str) -> str:
+    """Set while a user's new Hub repo id counts against the limit (bot.dialog.NEW_HUB_MODELS):
+    the same id again in that window is not counted twice."""
+    return f"{PREFIX}:hubnew:{team}:{user}:{repo_id}"
