@@ -230,12 +230,11 @@ def _fetch_config(repo_id: str, endpoint: str) -> dict[str, Any]:
     if getattr(getattr(huggingface_hub, "constants", None), "HF_HUB_OFFLINE", False):
         raise HubOffline("HF_HUB_OFFLINE is set")
     url = huggingface_hub.hf_hub_url(repo_id, "config.json", endpoint=endpoint)
-    try:
-        from huggingface_hub.utils import build_hf_headers
-
-        headers = build_hf_headers()  # HF_TOKEN, for gated repos
-    except ImportError:
-        headers = {}
+    # Not build_hf_headers: it may ask the Hub for more (an agent registry), outside the deadline
+    headers = {"user-agent": "gpusize"}
+    token = getattr(huggingface_hub, "get_token", lambda: None)()  # HF_TOKEN: gated repos
+    if token:
+        headers["authorization"] = f"Bearer {token}"
     budget = timeout_s()
     outcome: dict[str, Any] = {}
 
