@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import json
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -52,6 +55,7 @@ SUPERSEDED = N_("Superseded: a newer answer is in this thread; its buttons are t
 # New Hub repo ids one person may have looked up: each costs the Hub a request and an answer
 # worker up to HUB_TIMEOUT_S
 NEW_HUB_MODELS = Limit("hub-new", count=10, window_s=600)
+_HUB_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub-lookup")
 STATE_DOWN = N_("I could not save this conversation right now, so replies in this thread will "
                 "not reach me; ask again with /gpusize later.")
 
@@ -154,10 +158,16 @@ class Dialog:
 
     async def _answer_card(self, team: str, draft: Draft, card: slack.CardInput, *,
                            tell: Callable[[str], Awaitable[Any]]) -> dict[str, Any] | None:
-        """`_card`, except that a model the Hub does not know (looked up in the worker, after
-        the ack) or the limit on new ones is told to the asker privately: then None."""
+        """`_card`, except that a model the Hub does not know (looked up after the ack) or the
+        limit on new ones is told to the asker privately: then None."""
         try:
             await self._allow_lookup(team, card.user, draft)
+            repo = self.pending_lookup(draft)
+            if repo is not None:
+                # waiting on the Hub in an I/O thread, not in an answer worker: others' answers
+                # do not queue behind a slow Hub; the worker then reads the cache
+                lookup = functools.partial(contextvars.copy_context().run, hub_cache.lookup, repo)
+                await asyncio.get_running_loop().run_in_executor(_HUB_THREADS, lookup)
             return await self._card(team, draft, card)
         except (UnknownModel, ParseError) as err:
             await tell(str(err))
