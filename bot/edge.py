@@ -30,6 +30,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from bot.observability import EDGE_REJECTED
 
 log = logging.getLogger("gpusize.edge")
+COMMAND_FIELDS = ("team_id", "user_id", "channel_id")  # what the /gpusize listener reads
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -137,16 +138,22 @@ class SlackEdge:
 
     @staticmethod
     def _check_parses(scope: Scope, body: bytes) -> None:
-        """What Bolt will parse, parsed once here so a malformed body is a 400, not a 500."""
+        """What Bolt will parse, parsed once here so a malformed body is a 400, not a 500: JSON
+        objects with a type, form posts whose payload is such an object, slash commands with the
+        ids every listener reads."""
         try:
             text = body.decode("utf-8")
             if "json" in (_header(scope, b"content-type") or ""):
-                if not isinstance(json.loads(text), dict):
-                    raise ValueError("not an object")
-                return
-            form = urllib.parse.parse_qs(text)
-            if "payload" in form and not isinstance(json.loads(form["payload"][0]), dict):
-                raise ValueError("payload is not an object")
+                document = json.loads(text)
+            else:
+                form = urllib.parse.parse_qs(text)
+                if "command" in form:
+                    if not all(form.get(key, [""])[0] for key in COMMAND_FIELDS):
+                        raise ValueError("a slash command without its ids")
+                    return
+                document = json.loads(form["payload"][0]) if "payload" in form else {"type": "-"}
+            if not isinstance(document, dict) or not isinstance(document.get("type"), str):
+                raise ValueError("not an object with a type")
         except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
             raise Rejected(400, "malformed body") from None
 

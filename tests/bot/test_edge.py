@@ -91,6 +91,8 @@ def test_unsigned_bad_and_malformed_requests_get_4xx_never_a_traceback(edge_bot:
         (edge_bot.post(b"payload=x", form), 400),  # signed, but not JSON inside
         (edge_bot.post(b"payload=%5B1%5D", form), 400),  # signed, JSON but not an object
         (edge_bot.post(b"{not json", "application/json"), 400),
+        (edge_bot.post(b"{}", "application/json"), 400),  # no type
+        (edge_bot.post(b"command=%2Fgpusize&text=13B", form), 400),  # no team, user, channel
         (raw_post(edge_bot, b"\xff\xfe\x00", {"X-Slack-Signature": "v0=" + "0" * 64,
                                                 "X-Slack-Request-Timestamp": "1"}), 401),
     ]
