@@ -52,12 +52,16 @@ STALE = N_("That button is on an older answer: the thread has moved on since. Us
            "on the newest answer, or reply in the thread.")
 EXPIRED = N_("This conversation has expired (or was never stored); ask again with /gpusize.")
 SUPERSEDED = N_("Superseded: a newer answer is in this thread; its buttons are the live ones.")
-# New Hub repo ids one person may have looked up: each costs the Hub a request and an answer
-# worker up to HUB_TIMEOUT_S
+# New Hub repo ids one person may have looked up: each costs a request to the Hub and one of
+# the look-up threads for up to HUB_TIMEOUT_S
 NEW_HUB_MODELS = Limit("hub-new", count=10, window_s=600)
 _HUB_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub-lookup")
 STATE_DOWN = N_("I could not save this conversation right now, so replies in this thread will "
                 "not reach me; ask again with /gpusize later.")
+
+
+class _NotLookedUpYet(LookupError):
+    """A Hub repo id the local cache has neither a spec nor a recent miss for."""
 
 
 def couldnt_use(err: Exception) -> str:
@@ -102,19 +106,21 @@ class Dialog:
         family templates and the local Hub cache, hits and remembered misses alike."""
         if draft.method is not None:
             build_request(draft)
-        if draft.model is not None and self.pending_lookup(draft) is None:
-            resolve_model(draft.model, hub=self._hub_cached if self.hub else None)
+        if draft.model is not None:
+            # a repo id not looked up yet is accepted for now: looked up after the ack
+            with contextlib.suppress(_NotLookedUpYet):
+                resolve_model(draft.model, hub=self._hub_cached if self.hub else None)
 
     @staticmethod
     def _hub_cached(repo_id: str) -> ModelSpec:
-        spec = hub_cache.cached(repo_id)
-        if spec is None:  # pending_lookup said it was known: it was evicted meanwhile
-            raise UnknownModel(repo_id)
+        spec = hub_cache.cached(repo_id)  # UnknownModel for a remembered miss
+        if spec is None:
+            raise _NotLookedUpYet(repo_id)
         return spec
 
     def pending_lookup(self, draft: Draft) -> str | None:
-        """The Hub repo id `draft` names that nobody has looked up yet: the answer worker looks
-        it up after the ack. None when the model is known here (or known to be missing)."""
+        """The Hub repo id `draft` names that nobody has looked up yet (it is looked up after the
+        ack). None when the model is known here, or known to be missing."""
         model = draft.model
         if (self.hub is None or model is None or "/" not in model
                 or catalog.find_model(model) is not None or parse_size(model) is not None):

@@ -130,3 +130,15 @@ def test_new_repo_ids_per_user_are_limited_and_the_cache_is_bounded(
     entries = list((tmp_path / "cache").rglob("*.json"))
     assert len(entries) <= 4, entries
     assert not any(p.is_file() for p in (tmp_path / "hf").rglob("*"))
+
+
+def test_a_mention_naming_an_unknown_repo_is_told_privately(hub_bot: Any,
+                                                            slack: SlackStub) -> None:
+    bot = hub_bot()
+    bot.event({"type": "app_mention", "channel": "C0CHAN", "user": "U0DAVE",
+               "text": "<@UBOT0001> test-org/not-there inference", "ts": "1700000030.1"},
+              event_id="EvHubMention")
+    (told,) = slack.wait_for("chat.postEphemeral")
+    assert told.body["user"] == "U0DAVE" and "could not be fetched" in told.body["text"]
+    assert slack.of("chat.postMessage") == []  # nothing in the channel
+    assert fetches("test-org/not-there") == 1
