@@ -30,6 +30,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from bot.observability import EDGE_REJECTED
 
 log = logging.getLogger("gpusize.edge")
+LOG_REJECTIONS_PER_MINUTE = 60
 COMMAND_FIELDS = ("team_id", "user_id", "channel_id")  # what the /gpusize listener reads
 
 Scope = MutableMapping[str, Any]
@@ -60,6 +61,7 @@ class SlackEdge:
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
         self.signed_paths = signed_paths
+        self._log_window, self._logged, self._unlogged = time.monotonic(), 0, 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -86,14 +88,30 @@ class SlackEdge:
             await self.app(scope, receive, tracked_send)
         except Rejected as rejected:
             EDGE_REJECTED.labels(rejected.reason).inc()
-            log.info("rejected %s %s: %s (%d)", scope["method"], scope["path"][:64],
-                     rejected.reason, rejected.status)
+            if self._may_log():
+                log.info("rejected %s %s: %s (%d)", scope["method"], scope["path"][:64],
+                         rejected.reason, rejected.status)
             if not started:
                 await _respond(send, rejected.status, rejected.reason)
         except Exception:  # the details go to the log (capped), never to the client
             log.exception("request failed")
             if not started:
                 await _respond(send, 500, "internal error")
+
+    def _may_log(self) -> bool:
+        """At most LOG_REJECTIONS_PER_MINUTE lines about refused requests (the metric counts
+        them all): a flood of forged requests must not become a flood of log lines."""
+        now = time.monotonic()
+        if now - self._log_window > 60:
+            if self._unlogged:
+                log.warning("%d more refused requests in the last minute, not logged one by one",
+                            self._unlogged)
+            self._log_window, self._logged, self._unlogged = now, 0, 0
+        if self._logged < LOG_REJECTIONS_PER_MINUTE:
+            self._logged += 1
+            return True
+        self._unlogged += 1
+        return False
 
     def _check_declared_length(self, scope: Scope) -> None:
         value = _header(scope, b"content-length")

@@ -10,7 +10,7 @@ import re
 import time
 import uuid
 
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from prometheus_client import Counter, Histogram, start_http_server
 
 COMMANDS = Counter("gpusize_commands_total", "slash commands by outcome", ["outcome"])
 REQUEST_SECONDS = Histogram(
@@ -29,10 +29,6 @@ EDGE_REJECTED = Counter("gpusize_edge_rejected_total",
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 SECRET_PATTERNS = [re.compile(r"xox[abposr]-[A-Za-z0-9-]+"), re.compile(r"xapp-[A-Za-z0-9-]+"),
                    re.compile(r"v0=[0-9a-f]{64}")]
-
-
-def metrics_body() -> tuple[bytes, str]:
-    return generate_latest(), CONTENT_TYPE_LATEST
 
 
 def new_request_id(header: str | None = None) -> str:
@@ -106,8 +102,6 @@ def uvicorn_log_config(level: str = "INFO") -> dict[str, object]:
 def serve_metrics(*, host: str, port: int) -> bool:
     """/metrics on a port of its own (a daemon thread), off the public one. A port that cannot
     be bound costs the metrics, not the bot: False and a log line."""
-    from prometheus_client import start_http_server
-
     try:
         start_http_server(port, addr=host)
     except OSError as err:
