@@ -9,23 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import json
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 
-from bot import workers
+from bot import keys, workers
 from bot.conversation import Conversation, Stage, next_stage
+from bot.limits import Limit, allow
 from bot.observability import ENGINE_SECONDS, REDIS_ERRORS
 from bot.pricecommands import KIND_TEXT
 from bot.pricestore import PriceStore
 from bot.replies import Notice, Replies, Respond
 from bot.store import ConversationStore
-from engine import ParseError, UnknownModel
+from engine import ParseError, UnknownModel, catalog
+from engine import hub as hub_cache
+from engine.architecture import ModelSpec
+from engine.family import parse_size
 from engine.i18n import N_, _, current
 from engine.methods import METHODS
 from engine.parse import build_request, parse_fields, read_reply
@@ -44,8 +52,16 @@ STALE = N_("That button is on an older answer: the thread has moved on since. Us
            "on the newest answer, or reply in the thread.")
 EXPIRED = N_("This conversation has expired (or was never stored); ask again with /gpusize.")
 SUPERSEDED = N_("Superseded: a newer answer is in this thread; its buttons are the live ones.")
+# New Hub repo ids one person may have looked up: each costs a request to the Hub and one of
+# the look-up threads for up to HUB_TIMEOUT_S
+NEW_HUB_MODELS = Limit("hub-new", count=10, window_s=600)
+_HUB_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub-lookup")
 STATE_DOWN = N_("I could not save this conversation right now, so replies in this thread will "
                 "not reach me; ask again with /gpusize later.")
+
+
+class _NotLookedUpYet(LookupError):
+    """A Hub repo id the local cache has neither a spec nor a recent miss for."""
 
 
 def couldnt_use(err: Exception) -> str:
@@ -76,7 +92,8 @@ class Dialog:
     # -- reading and checking what was asked ------------------------------------------------------
 
     def check(self, text: str) -> Draft:
-        """A command line as a Draft, validated as far as it goes (ParseError / UnknownModel)."""
+        """A command line as a Draft, validated as far as it goes (ParseError / UnknownModel),
+        from what is known here only: a Hub repo id not looked up yet passes (`pending_lookup`)."""
         draft = parse_fields(text)
         if draft.model is None:
             raise ParseError("missing MODEL: start with a size like 13B or a name like "
@@ -85,10 +102,82 @@ class Dialog:
         return draft
 
     def _validate(self, draft: Draft) -> None:
+        """Never the network (this runs before Slack's ack, on the event loop): the catalog, the
+        family templates and the local Hub cache, hits and remembered misses alike."""
         if draft.method is not None:
             build_request(draft)
         if draft.model is not None:
-            resolve_model(draft.model, hub=self.hub)
+            # a repo id not looked up yet is accepted for now: looked up after the ack
+            with contextlib.suppress(_NotLookedUpYet):
+                resolve_model(draft.model, hub=self._hub_cached if self.hub else None)
+
+    @staticmethod
+    def _hub_cached(repo_id: str) -> ModelSpec:
+        spec = hub_cache.cached(repo_id)  # UnknownModel for a remembered miss
+        if spec is None:
+            raise _NotLookedUpYet(repo_id)
+        return spec
+
+    def pending_lookup(self, draft: Draft) -> str | None:
+        """The Hub repo id `draft` names that nobody has looked up yet (it is looked up after the
+        ack). None when the model is known here, or known to be missing."""
+        model = draft.model
+        if (self.hub is None or model is None or "/" not in model
+                or catalog.find_model(model) is not None or parse_size(model) is not None):
+            return None
+        try:
+            return model if hub_cache.cached(model) is None else None
+        except UnknownModel:
+            return None  # a remembered miss: _validate says so
+
+    async def admit(self, text: str, *, team: str, user: str) -> Draft:
+        """`check`, then the limit on new Hub repo ids per user (NEW_HUB_MODELS): over it, an
+        UnknownModel saying when to try again. Before the ack: local and Redis only."""
+        draft = self.check(text)
+        await self._allow_lookup(team, user, draft)
+        return draft
+
+    async def _allow_lookup(self, team: str, user: str, draft: Draft) -> None:
+        """Count a repo id this user has not asked about in this window against the limit; the
+        same id again (its command, then its answer) is free. Without Redis it allows."""
+        repo = self.pending_lookup(draft)
+        if repo is None:
+            return
+        redis = self.store.redis
+        seen = keys.hub_new_model(team, user, repo)
+        try:
+            if not await redis.set(seen, "1", nx=True, ex=NEW_HUB_MODELS.window_s):
+                return
+        except (RedisError, OSError):
+            return
+        verdict = await allow(redis, limit=NEW_HUB_MODELS, team=team, subject=user)
+        if verdict.allowed:
+            return
+        with contextlib.suppress(RedisError, OSError):
+            await redis.delete(seen)
+        raise UnknownModel(_(
+            "{model} is not known here yet, and you have asked for {count} new models in the last "
+            "{minutes} minutes, the most the Hugging Face Hub is asked for one person. Try again "
+            "in {wait} minutes, or use a catalog model (`/gpusize help`).").format(
+            model=repo, count=NEW_HUB_MODELS.count, minutes=NEW_HUB_MODELS.window_s // 60,
+            wait=max(1, -(-verdict.retry_after_s // 60))))
+
+    async def _answer_card(self, team: str, draft: Draft, card: slack.CardInput, *,
+                           tell: Callable[[str], Awaitable[Any]]) -> dict[str, Any] | None:
+        """`_card`, except that a model the Hub does not know (looked up after the ack) or the
+        limit on new ones is told to the asker privately: then None."""
+        try:
+            await self._allow_lookup(team, card.user, draft)
+            repo = self.pending_lookup(draft)
+            if repo is not None:
+                # waiting on the Hub in an I/O thread, not in an answer worker: others' answers
+                # do not queue behind a slow Hub; the worker then reads the cache
+                lookup = functools.partial(contextvars.copy_context().run, hub_cache.lookup, repo)
+                await asyncio.get_running_loop().run_in_executor(_HUB_THREADS, lookup)
+            return await self._card(team, draft, card)
+        except (UnknownModel, ParseError) as err:
+            await tell(str(err))
+            return None
 
     async def _book(self, team: str) -> PriceBook | None:
         """This workspace's prices (catalog, feeds, its quotes); the bundled catalog if Redis
@@ -134,7 +223,10 @@ class Dialog:
             return
         card = slack.CardInput(version=1, user=user,
                                asked=text or slack.command_text(draft.values))
-        message = await self._card(team, draft, card)
+        message = await self._answer_card(
+            team, draft, card, tell=lambda text: respond(response_type="ephemeral", text=text))
+        if message is None:
+            return
         posted = await self.replies.post(channel=channel, respond=respond,
                                          blocks=message["blocks"], text=message["text"])
         if posted is None:
@@ -411,7 +503,11 @@ class Dialog:
         card = slack.CardInput(version=version, user=user, asked=asked, how=how,
                                changes=tuple(changes), previous=previous,
                                notes=tuple(notes or ()))
-        message = await self._card(team, conv.inputs, card)
+        message = await self._answer_card(
+            team, conv.inputs, card,
+            tell=lambda text: self.replies.private(channel, user, text, thread_ts))
+        if message is None:
+            return
         live = conv.meta.get("_answer_ts")
         if message["same"] and live:
             await self.replies.say(channel, thread_ts, "\n".join([message["same_line"],

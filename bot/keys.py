@@ -107,3 +107,11 @@ def admin_cache(team: str, user: str) -> str:
     minutes."""
     return f"{PREFIX}:admin:{team}:{user}"
 
+
+# -- edge
+
+
+def hub_new_model(team: str, user: str, repo_id: str) -> str:
+    """Set while a user's new Hub repo id counts against the limit (bot.dialog.NEW_HUB_MODELS):
+    the same id again in that window is not counted twice."""
+    return f"{PREFIX}:hubnew:{team}:{user}:{repo_id}"

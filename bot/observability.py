@@ -10,7 +10,7 @@ import re
 import time
 import uuid
 
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
+from prometheus_client import Counter, Histogram, start_http_server
 
 COMMANDS = Counter("gpusize_commands_total", "slash commands by outcome", ["outcome"])
 REQUEST_SECONDS = Histogram(
@@ -23,13 +23,12 @@ DIGESTS = Counter("gpusize_digests_posted_total", "price digests posted")
 SLACK_ERRORS = Counter("gpusize_slack_api_errors_total", "Slack Web API calls that failed",
                        ["error"])
 
+EDGE_REJECTED = Counter("gpusize_edge_rejected_total",
+                        "requests and connections refused before Bolt saw them", ["reason"])
+
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 SECRET_PATTERNS = [re.compile(r"xox[abposr]-[A-Za-z0-9-]+"), re.compile(r"xapp-[A-Za-z0-9-]+"),
                    re.compile(r"v0=[0-9a-f]{64}")]
-
-
-def metrics_body() -> tuple[bytes, str]:
-    return generate_latest(), CONTENT_TYPE_LATEST
 
 
 def new_request_id(header: str | None = None) -> str:
@@ -61,14 +60,55 @@ class Redactor(logging.Filter):
         return True
 
 
+MAX_LINE_BYTES = 2048
+
+
+def _cut(text: str, limit: int, *, keep_end: bool = False) -> str:
+    if len(text) <= limit:
+        return text
+    mark = f"…[{len(text) - limit} cut]"
+    return mark + text[-limit:] if keep_end else text[:limit] + mark
+
+
 class JsonFormatter(logging.Formatter):
+    """One JSON object per line, at most MAX_LINE_BYTES: however long a message or a traceback
+    (a whole request body, once), a line costs the disk and the log pipeline the same."""
+
     def format(self, record: logging.LogRecord) -> str:
         entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)),
-                 "level": record.levelname.lower(), "logger": record.name,
+                 "level": record.levelname.lower(), "logger": record.name[:64],
                  "request_id": request_id.get(), "msg": record.getMessage()}
         if record.exc_text:
             entry["error"] = record.exc_text
-        return json.dumps(entry, ensure_ascii=False)
+        line = json.dumps(entry, ensure_ascii=False)
+        budget = 1024
+        while len(line.encode()) > MAX_LINE_BYTES and budget >= 16:
+            entry["msg"] = _cut(record.getMessage(), budget)
+            if record.exc_text:  # a traceback's end says what failed
+                entry["error"] = _cut(record.exc_text, budget, keep_end=True)
+            line = json.dumps(entry, ensure_ascii=False)
+            budget //= 2
+        return line
+
+
+def uvicorn_log_config(level: str = "INFO") -> dict[str, object]:
+    """uvicorn's own loggers (start, stop, errors, access) through the root logger's JSON
+    handler that configure_logging installed, instead of uvicorn's plain-text ones."""
+    return {"version": 1, "disable_existing_loggers": False,
+            "loggers": {name: {"handlers": [], "propagate": True, "level": level}
+                        for name in ("uvicorn", "uvicorn.error", "uvicorn.access")}}
+
+
+def serve_metrics(*, host: str, port: int) -> bool:
+    """/metrics on a port of its own (a daemon thread), off the public one. A port that cannot
+    be bound costs the metrics, not the bot: False and a log line."""
+    try:
+        start_http_server(port, addr=host)
+    except OSError as err:
+        logging.getLogger("gpusize.metrics").error("metrics not served on %s:%d: %s", host, port,
+                                                    err)
+        return False
+    return True
 
 
 def configure_logging(secrets: list[str], level: int = logging.INFO) -> None:

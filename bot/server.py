@@ -1,11 +1,14 @@
 """HTTP mode: Starlette + uvicorn. POST /slack/events for everything Slack sends; GET /healthz
-(process up) and GET /readyz (Redis answers) for load balancers and Kubernetes."""
+(process up) and GET /readyz (Redis answers) for load balancers and Kubernetes; /metrics on a
+port of its own (METRICS_PORT). bot.edge bounds what an unauthenticated request or connection
+costs before Bolt sees it."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import resource
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -15,6 +18,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -23,10 +27,12 @@ from bot import feeds, workers
 from bot import observability as obs
 from bot.app import create_app, redis_client, web_client
 from bot.digest import Digests
+from bot.edge import SlackEdge, edge_protocol
 from bot.pricestore import PriceStore
 from bot.settings import Settings, load_settings
 
 SCHEDULER_TICK_S = 30
+H11_MAX_HEADER_BYTES = 16 * 1024  # Slack's headers are well under 2 KiB
 
 
 async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
@@ -73,10 +79,6 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
         obs.REQUEST_SECONDS.labels(kind).observe(time.perf_counter() - start)
         return response
 
-    async def metrics(_: Request) -> Response:
-        body, ctype = obs.metrics_body()
-        return Response(body, media_type=ctype)
-
     async def healthz(_: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")
 
@@ -89,8 +91,24 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
 
     return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
                              Route("/healthz", healthz, methods=["GET"]),
-                             Route("/readyz", readyz, methods=["GET"]),
-                             Route("/metrics", metrics, methods=["GET"])], lifespan=lifespan)
+                             Route("/readyz", readyz, methods=["GET"])], lifespan=lifespan,
+                     middleware=[edge_middleware(settings)])
+
+
+def edge_middleware(settings: Settings) -> Middleware:
+    return Middleware(SlackEdge, signing_secret=settings.slack_signing_secret.get_secret_value(),
+                      max_body_bytes=settings.max_body_bytes,
+                      body_timeout_s=settings.body_timeout_s)
+
+
+def _raise_open_files_limit() -> None:
+    """Sockets are file descriptors: take the hard limit rather than a 1,024 soft default."""
+    with contextlib.suppress(ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY:
+            hard = max(soft, 65536)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
@@ -100,12 +118,19 @@ def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
                            settings.slack_app_token.get_secret_value()
                            if settings.slack_app_token else ""])
     workers.warm_up()  # answer workers up before the first question
+    obs.serve_metrics(host=settings.metrics_host, port=settings.metrics_port)
     if socket_mode:
         return _socket_mode(settings)
     import uvicorn
 
+    _raise_open_files_limit()
     uvicorn.run(create_asgi(settings), host=host, port=settings.port, log_level="info",
-                access_log=False)
+                log_config=obs.uvicorn_log_config(), access_log=False,
+                http=edge_protocol(header_timeout_s=settings.header_timeout_s,
+                                   max_waiting=settings.max_waiting_connections),
+                limit_concurrency=settings.limit_concurrency,
+                timeout_keep_alive=max(1, round(settings.keep_alive_s)),
+                h11_max_incomplete_event_size=H11_MAX_HEADER_BYTES, backlog=2048)
     return 0
 
 

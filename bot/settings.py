@@ -56,6 +56,25 @@ class Settings(BaseSettings):
             raise ValueError("must be an http(s) URL")
         return value if value.endswith("/") else value + "/"
 
+    # -- edge
+    max_body_bytes: int = Field(1 << 20, ge=1024, le=64 << 20,
+                                description="largest request body accepted (Slack's are small)")
+    header_timeout_s: float = Field(5, gt=0, le=120,
+                                    description="a connection's request headers must be in by then")
+    body_timeout_s: float = Field(10, gt=0, le=120, description="a request body must be in by then")
+    max_waiting_connections: int = Field(256, ge=1, le=100_000,
+                                         description="connections waiting for their headers")
+    limit_concurrency: int = Field(1000, ge=1, le=100_000,
+                                   description="connections and requests at once; beyond: 503")
+    keep_alive_s: float = Field(5, gt=0, le=300, description="idle keep-alive connections close")
+    metrics_port: int = Field(9100, ge=1, le=65535, description="/metrics, off the public port")
+    metrics_host: str = Field("127.0.0.1", description="where /metrics listens (0.0.0.0 in a pod)")
+    hub_timeout_s: float = Field(5, gt=0, le=60, description="one Hub look-up, all in")
+    hub_miss_ttl_s: float = Field(3600, ge=0, le=604800,
+                                  description="how long a Hub miss is remembered")
+    hub_cache_max_entries: int = Field(2000, ge=1, description="Hub cache: entries kept")
+    hub_cache_max_bytes: int = Field(16 << 20, ge=4096, description="Hub cache: bytes kept")
+
 
 class SettingsError(SystemExit):
     """Start-up stops with one line naming the bad setting."""

@@ -204,8 +204,9 @@ class Report:
 
 
 def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: float,
-               post_wait_s: float = 30) -> int:
-    """Health, readiness, metrics, a forged and two signed slash commands: the failure count."""
+               post_wait_s: float = 30, metrics: str = "") -> int:
+    """Health, readiness, metrics, a forged and two signed slash commands: the failure count.
+    `metrics`: the /metrics URL (METRICS_PORT, default 9100 on the bot's host)."""
     report = Report()
     start, status, body = time.monotonic(), 0, ""
     while time.monotonic() - start < wait_s:
@@ -222,9 +223,13 @@ def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: 
     status, body = request(bot + "/readyz")
     report.check("readyz (Redis answers)", status == 200 and '"ready":true' in body.replace(" ", ""),
                  f"{status} {body}")
-    status, body = request(bot + "/metrics")
-    report.check("metrics", status == 200 and "gpusize_commands_total" in body,
-                 f"{status}, {len(body.splitlines())} lines")
+    metrics = metrics or urllib.parse.urlsplit(bot)._replace(
+        netloc=f"{urllib.parse.urlsplit(bot).hostname}:9100").geturl()
+    public, _body = request(bot + "/metrics")
+    status, body = request(metrics.rstrip("/") + "/metrics")
+    report.check("metrics (own port, not the public one)",
+                 status == 200 and "gpusize_commands_total" in body and public == 404,
+                 f"{status}, {len(body.splitlines())} lines; public port: {public}")
 
     status, reply, _ = slash_command(bot, secret, "13B full-finetune", USER_EN, response_url,
                                      signature="v0=" + "0" * 64)
@@ -257,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--standin-log", required=True)
     c.add_argument("--response-url", required=True)
     c.add_argument("--wait", type=float, default=120, help="seconds to wait for /healthz")
+    c.add_argument("--metrics", default="", help="http://127.0.0.1:METRICS_PORT (default 9100)")
     e = sub.add_parser("expect", help="GET URL and compare the status")
     e.add_argument("url")
     e.add_argument("status", type=int)
@@ -267,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(3600)
     if args.command == "check":
         return run_checks(args.bot.rstrip("/"), args.secret, args.standin_log, args.response_url,
-                          args.wait)
+                          args.wait, metrics=args.metrics)
     status, body = request(args.url)
     return Report().check(f"GET {urllib.parse.urlsplit(args.url).path} -> {args.status}",
                           status == args.status, f"{status} {body[:80]}") is False

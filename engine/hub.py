@@ -1,15 +1,26 @@
 """Hugging Face Hub look-up: the one engine module that touches the network.
 
-Fetches a repo's config.json with huggingface_hub (which honours HF_ENDPOINT and HF_HUB_OFFLINE
-and caches the file), maps it to a ModelSpec and keeps the mapped spec in a local JSON cache so
-a later offline run still knows the model. Offline and unknown, it says so and names the
-closest catalog entries.
+Fetches a repo's config.json (the URL and auth headers from huggingface_hub, which honours
+HF_ENDPOINT, HF_TOKEN and HF_HUB_OFFLINE) into memory under one total deadline, maps it to a
+ModelSpec and keeps the mapped spec in a local JSON cache so a later offline run still knows the
+model. Misses are cached too (for HUB_MISS_TTL_S), so a bad repo id is not fetched again and
+again. The cache is bounded in entries and bytes (least recently used evicted first), and
+nothing is written to huggingface_hub's own download cache.
+
+`cached` answers from the local cache only (never the network): the bot validates with it
+before acknowledging Slack, and looks the rest up afterwards, in an answer worker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import threading
+import time
+import urllib.error
+import urllib.request
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -19,6 +30,36 @@ from engine.i18n import _
 from engine.resolve import UnknownModel, closest_text
 
 ARCH_MLP_PLAIN = ("gpt2", "gpt_neox", "phi", "falcon", "bloom", "opt", "starcoder2")
+# The Hub's own rule for repo ids (owner/name, no "--" or ".." anywhere): anything else is
+# refused before it reaches a file name or a URL.
+REPO_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?/"
+                     r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
+CONFIG_MAX_BYTES = 1 << 20  # a transformers config.json is a few KiB
+TRANSIENT_MISS_TTL_S = 60.0  # a timeout or a 5xx may pass: retry sooner than a 404
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name) or default)
+    except ValueError:
+        return default
+
+
+def timeout_s() -> float:
+    """The total deadline of one look-up (connect, headers and body together)."""
+    return _env_float("HUB_TIMEOUT_S", 5.0)
+
+
+def miss_ttl_s() -> float:
+    return _env_float("HUB_MISS_TTL_S", 3600.0)
+
+
+def max_entries() -> int:
+    return int(_env_float("HUB_CACHE_MAX_ENTRIES", 2000))
+
+
+def max_bytes() -> int:
+    return int(_env_float("HUB_CACHE_MAX_BYTES", 16 * 1024 * 1024))
 
 
 def cache_dir() -> Path:
@@ -29,6 +70,10 @@ def cache_dir() -> Path:
 
 def _cache_path(repo_id: str) -> Path:
     return cache_dir() / (repo_id.replace("/", "--") + ".json")
+
+
+def _miss_path(repo_id: str) -> Path:
+    return cache_dir() / "misses" / (repo_id.replace("/", "--") + ".json")
 
 
 def _first(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
@@ -97,24 +142,62 @@ def config_to_spec(repo_id: str, cfg: dict[str, Any], *, source: str, retrieved:
     return ModelSpec(**fields)
 
 
-def lookup(repo_id: str) -> ModelSpec:
-    """The spec for a Hub repo id: from the local cache, else fetched; UnknownModel if neither."""
+
+class HubOffline(ConnectionError):
+    """HF_HUB_OFFLINE is set: nothing is fetched."""
+
+
+def _endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+def _unknown(repo_id: str, endpoint: str, reason: str) -> UnknownModel:
+    return UnknownModel(_(
+        "unknown model {model}: not in the catalog, and its config.json could not be fetched "
+        "from {endpoint} ({reason}). Closest catalog entries: {closest}.").format(
+        model=repo_id, endpoint=endpoint, reason=reason, closest=closest_text(repo_id)))
+
+
+def is_repo_id(text: str) -> bool:
+    """Whether `text` could name a Hub repo (owner/name in the Hub's own alphabet)."""
+    return bool(REPO_ID.fullmatch(text)) and "--" not in text and ".." not in text
+
+
+def cached(repo_id: str) -> ModelSpec | None:
+    """From the local cache only, never the network: the spec if it was fetched before,
+    UnknownModel if a recent look-up missed (or the Hub cannot have such a repo), None if it has
+    not been looked up yet."""
+    if not is_repo_id(repo_id):
+        raise UnknownModel(_("unknown model {model}: not in the catalog (closest: {closest}).")
+                           .format(model=repo_id, closest=closest_text(repo_id)))
     path = _cache_path(repo_id)
-    if path.exists():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        text = None
+    if text is not None:
         try:
-            return ModelSpec(**json.loads(path.read_text(encoding="utf-8")))
+            spec = ModelSpec(**json.loads(text))
         except (ValueError, TypeError):
             path.unlink(missing_ok=True)  # a corrupt cache entry: fetch again
-    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
-    try:
-        from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+        else:
+            _touch(path)
+            return spec
+    miss = _read_miss(repo_id)
+    if miss is not None:
+        raise _unknown(repo_id, str(miss.get("endpoint", "")), str(miss.get("reason", "")))
+    return None
 
-        # One quick metadata probe without retries first: offline, hf_hub_download would back
-        # off and retry for ~20 s before giving up.
-        get_hf_file_metadata(hf_hub_url(repo_id, "config.json", endpoint=endpoint), timeout=5,
-                             endpoint=endpoint)
-        local = hf_hub_download(repo_id, "config.json", endpoint=endpoint, etag_timeout=5)
-        cfg = json.loads(Path(local).read_text(encoding="utf-8"))
+
+def lookup(repo_id: str) -> ModelSpec:
+    """The spec for a Hub repo id: from the local cache, else fetched within HUB_TIMEOUT_S;
+    UnknownModel if neither (and the miss is remembered)."""
+    spec = cached(repo_id)
+    if spec is not None:
+        return spec
+    endpoint = _endpoint()
+    try:
+        cfg = _fetch_config(repo_id, endpoint)
         spec = config_to_spec(repo_id, cfg, source=f"{endpoint}/{repo_id}/blob/main/config.json",
                               retrieved=date.today().isoformat())
     except ImportError as err:
@@ -122,11 +205,144 @@ def lookup(repo_id: str) -> ModelSpec:
                              "is not installed (pip install 'gpusize[hub]').").format(
             model=repo_id)) from err
     except Exception as err:  # network, 404, gated repo, malformed config: one clear line
-        raise UnknownModel(_(
-            "unknown model {model}: not in the catalog, and its config.json could not be fetched "
-            "from {endpoint} ({reason}). Closest catalog entries: {closest}.").format(
-            model=repo_id, endpoint=endpoint, reason=type(err).__name__,
-            closest=closest_text(repo_id))) from err
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(spec.model_dump_json(), encoding="utf-8")
+        reason = f"HTTP {err.code}" if isinstance(err, urllib.error.HTTPError) else \
+            type(err).__name__
+        _remember_miss(repo_id, endpoint, reason, ttl_s=_miss_ttl_for(err))
+        raise _unknown(repo_id, endpoint, reason) from err
+    _write(_cache_path(repo_id), spec.model_dump_json())
     return spec
+
+
+def _miss_ttl_for(err: Exception) -> float:
+    """A repo the Hub says is not there (or whose config we cannot read) is remembered for
+    HUB_MISS_TTL_S; a timeout, a refused connection or a 5xx only briefly."""
+    definitive = (isinstance(err, urllib.error.HTTPError) and 400 <= err.code < 500
+                  and err.code not in (408, 429)) or isinstance(err, (ValueError, TypeError,
+                                                                      KeyError))
+    return miss_ttl_s() if definitive else min(TRANSIENT_MISS_TTL_S, miss_ttl_s())
+
+
+def _fetch_config(repo_id: str, endpoint: str) -> dict[str, Any]:
+    """config.json, into memory, under one total deadline (a thread that outlives it is left to
+    its own socket timeout; nothing waits for it)."""
+    import huggingface_hub
+
+    if getattr(getattr(huggingface_hub, "constants", None), "HF_HUB_OFFLINE", False):
+        raise HubOffline("HF_HUB_OFFLINE is set")
+    url = huggingface_hub.hf_hub_url(repo_id, "config.json", endpoint=endpoint)
+    # Not build_hf_headers: it may ask the Hub for more (an agent registry), outside the deadline
+    headers = {"user-agent": "gpusize"}
+    token = getattr(huggingface_hub, "get_token", lambda: None)()  # HF_TOKEN: gated repos
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    budget = timeout_s()
+    outcome: dict[str, Any] = {}
+
+    def fetch() -> None:
+        try:
+            outcome["config"] = _download(url, headers, deadline=time.monotonic() + budget)
+        except Exception as err:
+            outcome["error"] = err
+
+    worker = threading.Thread(target=fetch, name="hub-fetch", daemon=True)
+    worker.start()
+    worker.join(budget)
+    if worker.is_alive():
+        raise TimeoutError(f"no config.json within {budget:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["config"]
+
+
+def _download(url: str, headers: dict[str, str], *, deadline: float) -> dict[str, Any]:
+    request = urllib.request.Request(url, headers=headers)
+    with urllib.request.urlopen(request, timeout=max(0.1, deadline - time.monotonic())) as resp:
+        data = b""
+        while chunk := resp.read(16384):
+            data += chunk
+            if len(data) > CONFIG_MAX_BYTES:
+                raise ValueError("config.json is larger than any model config")
+            if time.monotonic() > deadline:
+                raise TimeoutError("config.json arrived too slowly")
+    config = json.loads(data)
+    if not isinstance(config, dict):
+        raise ValueError("config.json is not an object")
+    return config
+
+
+# -- the bounded local cache ------------------------------------------------------------------
+
+
+def _read_miss(repo_id: str) -> dict[str, Any] | None:
+    path = _miss_path(repo_id)
+    try:
+        miss = json.loads(path.read_text(encoding="utf-8"))
+        if float(miss["until"]) > time.time():
+            return miss
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    path.unlink(missing_ok=True)  # expired: the next look-up asks the Hub again
+    return None
+
+
+def _remember_miss(repo_id: str, endpoint: str, reason: str, *, ttl_s: float) -> None:
+    if ttl_s > 0:
+        _write(_miss_path(repo_id), json.dumps({"endpoint": endpoint, "reason": reason,
+                                                "until": time.time() + ttl_s}))
+
+
+def _touch(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.utime(path)  # the file's mtime is its last use: eviction goes oldest first
+
+
+def _write(path: Path, text: str) -> None:
+    """Write atomically (answer workers share the directory), then keep the cache in bounds."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        evict()
+    except OSError:
+        pass  # a read-only or full cache costs a fetch next time, not an answer
+
+
+def evict(*, entries: int | None = None, size: int | None = None) -> int:
+    """Remove least recently used entries (specs and misses alike) until the cache holds at most
+    `entries` files and `size` bytes (HUB_CACHE_MAX_ENTRIES / HUB_CACHE_MAX_BYTES); the count
+    removed."""
+    entries = max_entries() if entries is None else entries
+    size = max_bytes() if size is None else size
+    root = cache_dir()
+    files: list[tuple[float, int, Path]] = []
+    for folder in (root, root / "misses"):
+        try:
+            with os.scandir(folder) as found:
+                for item in found:
+                    if item.is_file() and item.name.endswith(".json"):
+                        stat = item.stat()
+                        files.append((stat.st_mtime, stat.st_size, Path(item.path)))
+        except OSError:
+            continue
+    files.sort(key=lambda f: f[0])
+    total = sum(f[1] for f in files)
+    removed = 0
+    while files and (len(files) > entries or total > size):
+        _mtime, length, path = files.pop(0)
+        path.unlink(missing_ok=True)
+        total -= length
+        removed += 1
+    return removed
+
+
+def cache_usage() -> tuple[int, int]:
+    """Entries and bytes the cache holds now."""
+    count = total = 0
+    root = cache_dir()
+    for folder in (root, root / "misses"):
+        if folder.is_dir():
+            for path in folder.glob("*.json"):
+                count += 1
+                total += path.stat().st_size
+    return count, total

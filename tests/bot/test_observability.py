@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 import logging
 import urllib.request
+from typing import Any
 
 from bot.observability import JsonFormatter, Redactor, new_request_id
-from tests.harness import SECRET, TOKEN, Bot, SlackStub
+from tests.harness import SECRET, TOKEN, Bot, SlackStub, free_port
 
 
-def test_metrics_count_commands_and_latency(bot: Bot, slack: SlackStub) -> None:
+def test_metrics_count_commands_and_latency(make_bot: Any, slack: SlackStub) -> None:
+    port = free_port()  # /metrics is served on METRICS_PORT, not the public port
+    bot = make_bot(METRICS_PORT=str(port))
     bot.command("help")
     bot.command("7B lroa")
     bot.command("13B lora")
     slack.wait_for("chat.postMessage")
-    with urllib.request.urlopen(bot.url + "/metrics") as r:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics") as r:
         text = r.read().decode()
     assert 'gpusize_commands_total{outcome="help"} 1.0' in text
     assert 'gpusize_commands_total{outcome="error"} 1.0' in text

@@ -63,8 +63,9 @@ def test_bot_waits_for_a_healthy_redis_and_reports_health(compose: dict[str, Any
     assert (COMPOSE.parent / bot["build"]["context"]).resolve() == ROOT
     assert (ROOT / bot["build"]["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
     # published on the host's loopback only: the reverse proxy in front forwards /slack/events,
-    # while /healthz, /readyz and /metrics (same port) stay off the network
-    assert [str(p) for p in bot["ports"]] == ["127.0.0.1:3000:3000"]
+    # while /healthz, /readyz and /metrics (a port of its own) stay off the network
+    assert [str(p) for p in bot["ports"]] == ["127.0.0.1:3000:3000", "127.0.0.1:9100:9100"]
+    assert bot["environment"]["METRICS_PORT"] == "9100"
     test = " ".join(bot["healthcheck"]["test"])
     assert "/healthz" in test and "3000" in test and "curl" not in test
     assert bot["restart"] in ("unless-stopped", "always")

@@ -65,13 +65,16 @@ def test_bot_deployment(base: list[dict[str, Any]]) -> None:
     (bot,) = spec["containers"]
     assert bot["image"] == "gpusize:0.1.0"
     assert bot.get("args", ["gpusize", "serve"]) == ["gpusize", "serve"]
-    assert {p["name"]: p["containerPort"] for p in bot["ports"]} == {"http": 3000}
+    assert {p["name"]: p["containerPort"] for p in bot["ports"]} == {"http": 3000, "metrics": 9100}
     assert bot["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert bot["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     variables = env(bot)
     for key in SECRET_KEYS:
         assert variables[key] == {"secretKeyRef": {"name": SECRET, "key": key}}
     assert variables["PORT"] == "3000"
+    assert variables["METRICS_PORT"] == "9100" and variables["METRICS_HOST"] == "0.0.0.0"
+    annotations = template["metadata"]["annotations"]
+    assert annotations["prometheus.io/port"] == variables["METRICS_PORT"]
     # the default (CPUs - 1) counts the node's CPUs, not the pod's limit
     workers = int(variables["GPUSIZE_WORKERS"])
     assert 1 <= workers <= float(bot["resources"]["limits"]["cpu"])
@@ -140,6 +143,22 @@ def test_only_slack_events_is_public(base: list[dict[str, Any]]) -> None:
     assert service["spec"]["ports"][0]["targetPort"] == "http"
     hosts = {rule["host"] for rule in ingress["spec"]["rules"]}
     assert hosts == {h for tls in ingress["spec"]["tls"] for h in tls["hosts"]}
+
+
+def test_metrics_have_a_port_and_a_service_of_their_own(base: list[dict[str, Any]]) -> None:
+    """Issue 16: /metrics is not on the port the Ingress forwards to, and only the monitoring
+    namespace may reach it."""
+    public = one(base, "Service", "gpusize")
+    assert [p["targetPort"] for p in public["spec"]["ports"]] == ["http"]
+    metrics = one(base, "Service", "gpusize-metrics")
+    assert [p["targetPort"] for p in metrics["spec"]["ports"]] == ["metrics"]
+    assert metrics["spec"]["selector"] == BOT_LABELS
+    policy = one(base, "NetworkPolicy", "gpusize-bot")
+    assert policy["spec"]["podSelector"]["matchLabels"] == BOT_LABELS
+    by_port = {rule["ports"][0]["port"]: rule.get("from") for rule in policy["spec"]["ingress"]}
+    assert by_port["http"] is None  # the Ingress controller, wherever it runs
+    assert by_port["metrics"] == [{"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "monitoring"}}}]
 
 
 def test_autoscaler_scales_the_bot_on_cpu(base: list[dict[str, Any]]) -> None:

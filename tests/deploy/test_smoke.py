@@ -144,13 +144,14 @@ def test_standin_answers_what_the_bot_asks_and_logs_it(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def live_bot(tmp_path: Path) -> Iterator[tuple[str, str, str, str]]:
+def live_bot(tmp_path: Path) -> Iterator[tuple[str, str, str, str, str]]:
     """The bot from the working tree on 127.0.0.1, as smoke.sh starts the image's (read-only
-    settings, a throwaway Redis, the stand-in as Slack): (bot URL, secret, log, response_url)."""
+    settings, a throwaway Redis, the stand-in as Slack): (bot URL, secret, log, response_url,
+    metrics URL)."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
         pytest.fail("redis-server is not installed: ./scripts/test installs it")
-    redis_port, bot_port = free_port(), free_port()
+    redis_port, bot_port, metrics_port = free_port(), free_port(), free_port()
     log = str(tmp_path / "calls.jsonl")
     standin = smoke.serve_standin(free_port(), log)
     redis = subprocess.Popen([redis_server, "--port", str(redis_port), "--bind", "127.0.0.1",
@@ -159,6 +160,7 @@ def live_bot(tmp_path: Path) -> Iterator[tuple[str, str, str, str]]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SLACK_BOT_TOKEN": "xoxb-smoke",
            "SLACK_SIGNING_SECRET": "smoke-secret", "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
            "PORT": str(bot_port), "DIGEST_SCHEDULER": "false", "GPUSIZE_WORKERS": "1",
+           "METRICS_PORT": str(metrics_port),
            "SLACK_API_URL": f"http://127.0.0.1:{standin.server_port}/api/",
            "MPLCONFIGDIR": str(tmp_path / "mpl"), "GPUSIZE_CACHE": str(tmp_path / "cache")}
     bot = subprocess.Popen([sys.executable, "-c", "import sys; from gpusize.cli import main; "
@@ -166,7 +168,8 @@ def live_bot(tmp_path: Path) -> Iterator[tuple[str, str, str, str]]:
                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield (f"http://127.0.0.1:{bot_port}", "smoke-secret", log,
-               f"http://127.0.0.1:{standin.server_port}/response/r1")
+               f"http://127.0.0.1:{standin.server_port}/response/r1",
+               f"http://127.0.0.1:{metrics_port}")
     finally:
         for process in (bot, redis):
             process.terminate()
@@ -177,14 +180,15 @@ def live_bot(tmp_path: Path) -> Iterator[tuple[str, str, str, str]]:
 
 @pytest.mark.slow
 def test_checks_pass_against_the_bot_and_fail_when_refused(
-        live_bot: tuple[str, str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    url, secret, log, response_url = live_bot
-    assert smoke.run_checks(url, secret, log, response_url, wait_s=60) == 0
+        live_bot: tuple[str, str, str, str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    url, secret, log, response_url, metrics = live_bot
+    assert smoke.run_checks(url, secret, log, response_url, wait_s=60, metrics=metrics) == 0
     out = capsys.readouterr().out
     assert out.count("PASS") == 8 and "FAIL" not in out
     # signed with the wrong secret: both commands refused, nothing posted
     start = time.monotonic()
-    failures = smoke.run_checks(url, "not-the-secret", log, response_url, wait_s=5, post_wait_s=1)
+    failures = smoke.run_checks(url, "not-the-secret", log, response_url, wait_s=5, post_wait_s=1,
+                                metrics=metrics)
     out = capsys.readouterr().out
     assert failures == 4, out
     assert re.findall(r"FAIL  signed /gpusize .*: ack: 401", out) and time.monotonic() - start < 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
@@ -26,10 +27,14 @@ COMMIT = "a" * 40
 
 class FakeHub(BaseHTTPRequestHandler):
     requests: ClassVar[list[str]] = []
+    delay_s: ClassVar[float] = 0.0  # a slow Hub (far away, or throttled)
 
     def _answer(self, body: bool) -> None:
         FakeHub.requests.append(f"{self.command} {self.path}")
-        if self.path.startswith("/test-org/tiny-qwen/resolve/") and self.path.endswith("/config.json"):
+        if FakeHub.delay_s:
+            time.sleep(FakeHub.delay_s)
+        if (self.path.startswith("/test-org/tiny-") and "/resolve/" in self.path
+                and self.path.endswith("/config.json")):
             data = json.dumps(CONFIG).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -76,7 +81,9 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Iterator[str]:
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     FakeHub.requests = []
+    FakeHub.delay_s = 0.0
     yield endpoint
+    FakeHub.delay_s = 0.0
     server.shutdown()
     server.server_close()
 
@@ -127,3 +134,76 @@ def test_unreachable_hub_is_a_clear_line(monkeypatch: pytest.MonkeyPatch, tmp_pa
 def test_catalog_repo_ids_resolve_offline() -> None:
     spec, notes = resolve_model("meta-llama/Llama-3.1-8B", hub=None)
     assert spec.params == 8_030_261_248 and notes == ()
+
+
+def test_a_miss_is_remembered_and_not_fetched_again(fake_hub: str) -> None:
+    for _attempt in range(3):
+        with pytest.raises(UnknownModel, match="could not be fetched"):
+            hub.lookup("test-org/no-such-model")
+    assert len(FakeHub.requests) == 1, FakeHub.requests
+    # the bot's check before the ack sees the miss too, without a request
+    with pytest.raises(UnknownModel, match="HTTP 404"):
+        hub.cached("test-org/no-such-model")
+    assert len(FakeHub.requests) == 1
+
+
+def test_the_miss_expires(fake_hub: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUB_MISS_TTL_S", "0.2")
+    with pytest.raises(UnknownModel):
+        hub.lookup("test-org/no-such-model")
+    time.sleep(0.3)
+    assert hub.cached("test-org/no-such-model") is None
+    with pytest.raises(UnknownModel):
+        hub.lookup("test-org/no-such-model")
+    assert len(FakeHub.requests) == 2
+
+
+def test_cached_never_asks_the_hub(fake_hub: str) -> None:
+    assert hub.cached("test-org/tiny-qwen") is None
+    assert FakeHub.requests == []
+    spec = hub.lookup("test-org/tiny-qwen")
+    assert hub.cached("test-org/tiny-qwen") == spec
+    assert len(FakeHub.requests) == 1
+
+
+def test_a_slow_hub_is_cut_at_the_deadline(fake_hub: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUB_TIMEOUT_S", "0.5")
+    FakeHub.delay_s = 4
+    start = time.monotonic()
+    with pytest.raises(UnknownModel, match="TimeoutError"):
+        hub.lookup("test-org/tiny-slow")
+    assert time.monotonic() - start < 3  # the Hub takes 4 s: the deadline ended it
+    # remembered briefly, so a retry storm does not reach the Hub either
+    with pytest.raises(UnknownModel):
+        hub.cached("test-org/tiny-slow")
+
+
+def test_not_a_repo_id_is_refused_without_a_request(fake_hub: str) -> None:
+    for text in ("../../etc/passwd", "a--b/c", "org/" + "x" * 200, "org/na me"):
+        with pytest.raises(UnknownModel):
+            hub.lookup(text)
+    assert FakeHub.requests == []
+
+
+def test_the_cache_is_bounded_least_recently_used_first(
+        fake_hub: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setenv("HUB_CACHE_MAX_ENTRIES", "3")
+    for name in ("x", "y"):  # misses count against the bound too
+        with pytest.raises(UnknownModel):
+            hub.lookup(f"test-org/missing-{name}")
+    hub.lookup("test-org/tiny-a")
+    time.sleep(0.01)
+    for name in ("b", "c", "d", "e"):
+        hub.lookup("test-org/tiny-a")  # used again: kept
+        time.sleep(0.01)
+        hub.lookup(f"test-org/tiny-{name}")
+        time.sleep(0.01)
+    entries, size = hub.cache_usage()
+    assert entries <= 3
+    assert hub.cached("test-org/tiny-a") is not None
+    monkeypatch.setenv("HUB_CACHE_MAX_BYTES", str(size // 2))
+    hub.evict()
+    assert hub.cache_usage()[1] <= size // 2
+    # huggingface_hub's own download cache is not used at all
+    hf = tmp_path / "hf"
+    assert not hf.exists() or not any(p.is_file() for p in hf.rglob("*"))

@@ -77,7 +77,7 @@ def handler(dialog: Dialog, digests: Digests,
             await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
             return
         try:
-            draft = dialog.check(text)
+            draft = await dialog.admit(text, team=command["team_id"], user=command["user_id"])
         except (ParseError, UnknownModel) as err:
             COMMANDS.labels("error").inc()
             msg = Notice(f"{err}",
