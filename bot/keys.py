@@ -93,3 +93,30 @@ def user_locale(team: str, user: str) -> str:
 def rate(name: str, team: str, subject: str) -> str:
     """Counter of one rate limit's window for a user or a workspace (bot.limits)."""
     return f"{PREFIX}:rate:{name}:{team}:{subject}"
+
+
+# -- jobs
+
+JOBS_GROUP = "answerers"  # the consumer group every bot process reads the job stream through
+
+
+def jobs_stream() -> str:
+    """Stream: acknowledged work not yet done (bot.jobs); an entry is deleted once it is done."""
+    return f"{PREFIX}:jobs"
+
+
+def job_memo(job_id: str) -> str:
+    """Hash: step -> what that step of a job returned (a Slack ts, a store result), so a re-run
+    after a crash replays it instead of repeating it; deleted when the job is done."""
+    return f"{PREFIX}:jobmemo:{job_id}"
+
+
+def command_seen(digest: str) -> str:
+    """Set once per signed slash-command request (hash of its timestamp and body): a replay
+    inside Slack's 5-minute window is answered once."""
+    return f"{PREFIX}:cmd:{digest}"
+
+
+def chart_cache(digest: str) -> str:
+    """A chart's PNG (base64) and alt text (JSON) for a thread's inputs, kind and language."""
+    return f"{PREFIX}:chart:{digest}"

@@ -1,5 +1,6 @@
 """HTTP mode: Starlette + uvicorn. POST /slack/events for everything Slack sends; GET /healthz
-(process up) and GET /readyz (Redis answers) for load balancers and Kubernetes."""
+(process up) and GET /readyz (Redis answers and the answer workers work) for load balancers and
+Kubernetes. The lifespan runs the job consumer (bot.jobs) and drains it on SIGTERM."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from starlette.routing import Route
 
 from bot import feeds, workers
 from bot import observability as obs
-from bot.app import create_app, redis_client, web_client
+from bot.app import create_bot, redis_client, web_client
 from bot.digest import Digests
 from bot.pricestore import PriceStore
 from bot.settings import Settings, load_settings
@@ -54,15 +55,21 @@ async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
 def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
     redis = redis or redis_client(settings)
     client = web_client(settings)
-    handler = AsyncSlackRequestHandler(create_app(settings, client, redis))
+    app, jobs = create_bot(settings, client, redis)
+    handler = AsyncSlackRequestHandler(app)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         task = (asyncio.create_task(scheduler(settings, redis, client))
                 if settings.digest_scheduler else None)
+        await jobs.start()
         yield
+        # SIGTERM (uvicorn has stopped taking requests): finish running jobs within the grace
+        # period, leave the rest pending for another replica or this one restarted
         if task:
             task.cancel()
+        await jobs.stop(grace_s=settings.shutdown_grace_s)
+        workers.shutdown()
 
     async def events(request: Request) -> Response:
         obs.new_request_id(request.headers.get("x-request-id"))
@@ -85,6 +92,8 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
             await asyncio.wait_for(redis.ping(), timeout=1)
         except (TimeoutError, RedisError, OSError):
             return JSONResponse({"ready": False, "redis": "unreachable"}, status_code=503)
+        if not await workers.ready(timeout_s=5):  # a broken pool that cannot be rebuilt
+            return JSONResponse({"ready": False, "workers": "down"}, status_code=503)
         return JSONResponse({"ready": True})
 
     return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
@@ -115,8 +124,14 @@ def _socket_mode(settings: Settings) -> int:
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
     async def main() -> None:
-        app = create_app(settings, web_client(settings), redis_client(settings))
-        await AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value()).start_async()
+        app, jobs = create_bot(settings, web_client(settings), redis_client(settings))
+        await jobs.start()
+        try:
+            await AsyncSocketModeHandler(app,
+                                         settings.slack_app_token.get_secret_value()).start_async()
+        finally:
+            await jobs.stop(grace_s=settings.shutdown_grace_s)
+            workers.shutdown()
 
     asyncio.run(main())
     return 0
