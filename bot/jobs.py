@@ -189,7 +189,6 @@ class Jobs:
         self._tasks: list[asyncio.Task[None]] = []
         self._cleanup: set[asyncio.Task[None]] = set()
         self._stopping = False
-        self.consuming = False  # the reader is reading (readiness)
 
     def handle(self, kind: str, handler: Handler) -> None:
         self.handlers[kind] = handler
@@ -246,7 +245,6 @@ class Jobs:
                 if not grouped:
                     await self._ensure_group()
                     grouped = True
-                self.consuming = True
                 if time.monotonic() - last_claim >= min(self.claim_idle_s / 2, 5):
                     last_claim = time.monotonic()
                     await self._claim_idle()
@@ -272,7 +270,6 @@ class Jobs:
                     log.warning("job reader: %s", err)
                 await asyncio.sleep(0.5)
             except (RedisError, OSError) as err:
-                self.consuming = False
                 log.warning("job reader: Redis unavailable (%s)", type(err).__name__)
                 await asyncio.sleep(0.5)
             except Exception:
@@ -465,7 +462,6 @@ class Jobs:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        self.consuming = False
         summary = {"finished": finished, "left_running": len(running) - finished,
                    "left_queued": left_queued}
         log.info("jobs drained: %s", json.dumps(summary))
