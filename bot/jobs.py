@@ -50,6 +50,7 @@ JOB_WAIT_SECONDS = Histogram("gpusize_job_wait_seconds", "from the ack to the jo
                              buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
                                       30))
 MEMO_TTL_S = 86400  # a job's memo outlives any retry of it; deleted as soon as it is done
+DEAD_CONSUMER_IDLE_MS = 3_600_000
 MAX_ATTEMPTS = 3  # a job that took its process down three times is dropped with an apology
 
 # KEYS[1..n-1] dedupe keys, KEYS[n] the stream. ARGV[1] the job (JSON), ARGV[2..n] each dedupe
@@ -189,6 +190,7 @@ class Jobs:
         self._tasks: list[asyncio.Task[None]] = []
         self._cleanup: set[asyncio.Task[None]] = set()
         self._stopping = False
+        self._claims = 0
 
     def handle(self, kind: str, handler: Handler) -> None:
         self.handlers[kind] = handler
@@ -276,8 +278,20 @@ class Jobs:
                 log.exception("job reader failed; reading on")
                 await asyncio.sleep(0.5)
 
+    async def _forget_dead_consumers(self) -> None:
+        """Consumers of processes long gone, holding nothing: removed (killed processes never
+        remove their own)."""
+        for consumer in await self.redis.xinfo_consumers(self.stream, keys.JOBS_GROUP):
+            if (consumer["name"] != self.name and int(consumer["pending"]) == 0
+                    and int(consumer["idle"]) > DEAD_CONSUMER_IDLE_MS):
+                await self.redis.xgroup_delconsumer(self.stream, keys.JOBS_GROUP,
+                                                    consumer["name"])
+
     async def _claim_idle(self) -> None:
         """Take over jobs a dead or stopped process held for longer than claim_idle_s."""
+        self._claims += 1
+        if self._claims % 100 == 1:
+            await self._forget_dead_consumers()
         start = "0-0"
         for _page in range(10):
             room = self.read_ahead - self._held_count()
@@ -462,6 +476,11 @@ class Jobs:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        with contextlib.suppress(RedisError, OSError):
+            # leave the group tidy, but never drop a pending job with the consumer
+            if not await self.redis.xpending_range(self.stream, keys.JOBS_GROUP, min="-",
+                                                   max="+", count=1, consumername=self.name):
+                await self.redis.xgroup_delconsumer(self.stream, keys.JOBS_GROUP, self.name)
         summary = {"finished": finished, "left_running": len(running) - finished,
                    "left_queued": left_queued}
         log.info("jobs drained: %s", json.dumps(summary))

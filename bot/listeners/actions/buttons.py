@@ -6,6 +6,7 @@ user (bot.limits): over the limit, the presser is told privately and nothing is 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -56,6 +57,14 @@ def guarded(dialog: Dialog, languages: Languages, jobs: Jobs, kind: str, *,
             chart_limit: limits.Limit) -> Listener:
     """Record the press as a job, then ack; a chart over the presser's limit is refused."""
     async def listener(ack: Any, body: dict[str, Any]) -> None:
+        try:
+            await record(ack, body)
+        except Exception:  # a payload the bot cannot read: acked all the same, never a 500
+            log.exception("button press not recorded")
+            with contextlib.suppress(Exception):
+                await ack()
+
+    async def record(ack: Any, body: dict[str, Any]) -> None:
         team, channel, thread_ts, _message, user = _where(body)
         action = (body.get("actions") or [{}])[0]
         if draws_a_chart(action):
