@@ -28,7 +28,7 @@ from bot.observability import ENGINE_SECONDS, REDIS_ERRORS
 from bot.pricecommands import KIND_TEXT
 from bot.pricestore import PriceStore
 from bot.replies import Notice, Replies, Respond
-from bot.store import ConversationStore
+from bot.store import MOVED, ConversationStore
 from engine import ParseError, UnknownModel
 from engine.i18n import N_, _, current
 from engine.methods import METHODS
@@ -441,16 +441,22 @@ class Dialog:
         message = await self._card(team, conv.inputs, card)
         live = conv.meta.get("_answer_ts")
         if message["same"] and live:
-            await self.replies.say(channel, thread_ts, "\n".join([message["same_line"],
-                                                                  *(notes or [])]))
+            swapped: dict[str, str] | None = None  # None: a newer one is live, or no store
             with contextlib.suppress(RedisError):
-                if await self.store.swap_card(team, channel, thread_ts, version=version,
-                                              meta=self._card_meta(live, version, message)) \
-                        is not None:
+                # only if `live` is still the live answer: a concurrent answer may have posted a
+                # card since, and pointing the thread back at `live` would leave that card live
+                swapped = await self.store.swap_card(team, channel, thread_ts, version=version,
+                                                     meta=self._card_meta(live, version, message),
+                                                     expect_ts=live)
+            if swapped is not MOVED:
+                await self.replies.say(channel, thread_ts, "\n".join([message["same_line"],
+                                                                      *(notes or [])]))
+                if swapped is not None:
                     with contextlib.suppress(SlackApiError):
                         await self.replies.edit(channel, live, blocks=message["blocks"],
                                                 text=message["text"])
-            return
+                return
+            # another card went live meanwhile: this answer is posted as a card of its own
         ts = await self.replies.in_thread(channel, thread_ts, text=message["text"],
                                           blocks=message["blocks"])
         # bookkeeping only: the change and the answer are already in, so a failure here must not

@@ -58,17 +58,20 @@ local result = {cjson.encode(previous), redis.call('HGETALL', KEYS[1])}
 """ + MEMO_PUT
 
 # KEYS[1] conversation hash, KEYS[2] memo. ARGV[1] the new answer's version, ARGV[2] ttl, ARGV[3]
-# memo field, ARGV[4..] field/value pairs. Sets them only if no newer answer is live; returns
-# {1 or 0, the replaced values}. Bookkeeping, not a change to what the thread asks: no version
-# bump, no log entry.
+# memo field, ARGV[4] the live answer's ts it expects ("" for any), ARGV[5..] field/value pairs.
+# Sets them only if no newer answer is live (else {0}) and the live answer is the expected one
+# (else {2}); returns {1, the replaced values}. Bookkeeping, not a change to what the thread
+# asks: no version bump, no log entry.
 SWAP_CARD = MEMO_HIT % {"k": 2, "a": 3} + """
 local result
 local live = tonumber(redis.call('HGET', KEYS[1], '_card_v') or '0') or 0
 if redis.call('EXISTS', KEYS[1]) == 0 or live > tonumber(ARGV[1]) then
   result = {0, cjson.encode({})}
+elseif ARGV[4] ~= '' and redis.call('HGET', KEYS[1], '_answer_ts') ~= ARGV[4] then
+  result = {2, cjson.encode({})}
 else
   local previous = {}
-  for i = 4, #ARGV, 2 do
+  for i = 5, #ARGV, 2 do
     local old = redis.call('HGET', KEYS[1], ARGV[i])
     if old then previous[ARGV[i]] = old end
     redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
@@ -83,6 +86,9 @@ end
 READ = MEMO_HIT % {"k": 2, "a": 1} + """
 local result = redis.call('HGETALL', KEYS[1])
 """ + MEMO_PUT
+
+
+MOVED: dict[str, str] = {"_moved": "1"}  # swap_card: the live answer is not the one expected
 
 
 def _memo_list(value: object) -> list:
@@ -152,9 +158,10 @@ class ConversationStore:
                       previous_meta={k: v for k, v in replaced.items() if k.startswith("_")})
 
     async def swap_card(self, team: str, channel: str, thread_ts: str, *, version: int,
-                        meta: dict[str, str]) -> dict[str, str] | None:
+                        meta: dict[str, str], expect_ts: str = "") -> dict[str, str] | None:
         """Make an answer the thread's live one, unless a newer one already is (None then); the
-        values it replaced say which answer it supersedes."""
+        values it replaced say which answer it supersedes. With `expect_ts`, only if that is
+        still the live answer (else MOVED: another answer landed since it was read)."""
         args: list[str] = []
         for name, value in meta.items():
             args += [name, str(value)]
@@ -164,7 +171,10 @@ class ConversationStore:
         else:
             done, replaced = await self._swap(
                 keys=[keys.conversation(team, channel, thread_ts), *([slot.key] if slot else [])],
-                args=[str(version), str(self.ttl), slot.field if slot else "", *args])
+                args=[str(version), str(self.ttl), slot.field if slot else "", expect_ts,
+                      *args])
+        if int(done) == 2:
+            return MOVED
         if not int(done):
             return None
         previous = json.loads(replaced or "{}")
