@@ -256,7 +256,7 @@ def scrape_failures(bots: list[Bot]) -> Counter:
     found: Counter = Counter()
     for bot in bots:
         try:
-            with urllib.request.urlopen(bot.url + "/metrics", timeout=5) as r:
+            with urllib.request.urlopen(bot.metrics_url, timeout=5) as r:
                 text = r.read().decode()
         except OSError:
             continue

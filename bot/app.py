@@ -1,16 +1,13 @@
-"""create_app(settings, client, redis): the Bolt app, built in a factory so nothing talks to
-Slack or Redis at import time."""
+"""create_bot(settings, client, redis): the Bolt app and its job queue, built in a factory so
+nothing talks to Slack or Redis at import time. Event dedupe is in bot.listeners.events (atomic
+with recording the job)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from typing import Any
 
 from redis.asyncio import BlockingConnectionPool, Redis
-from redis.exceptions import RedisError
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -18,10 +15,12 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import keys, listeners
+from bot import listeners
 from bot.dialog import Dialog
 from bot.digest import Digests
+from bot.jobs import Job, Jobs
 from bot.language import Languages
+from bot.limits import Limit
 from bot.pricestore import PriceStore
 from bot.replies import Replies
 from bot.settings import Settings
@@ -52,28 +51,36 @@ def redis_client(settings: Settings) -> Redis:
     return Redis(connection_pool=pool)
 
 
-def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> AsyncApp:
+def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tuple[AsyncApp, Jobs]:
+    """The Bolt app and the job queue its listeners record work in (start and stop it with the
+    server: bot.server's lifespan)."""
     store = ConversationStore(redis, ttl_seconds=int(settings.conversation_ttl_days * 86400))
     prices = PriceStore(redis)
-    dialog = Dialog(Replies(client), store, prices, hub=hub.lookup)
+    replies = Replies(client)
+    dialog = Dialog(replies, store, prices, hub=hub.lookup, chart_cache_s=settings.chart_cache_s)
     digests = Digests(redis, client, prices)
     languages = Languages(redis, client)
+    jobs = Jobs(redis, claim_idle_s=settings.job_claim_idle_s,
+                max_in_flight=settings.job_max_in_flight, per_user=settings.job_max_per_user)
+
+    async def give_up(job: Job) -> None:
+        """A job that took its process down three times: the asker hears, once."""
+        p = job.payload
+        channel, user = p.get("channel"), p.get("user")
+        if isinstance(channel, dict):  # a button press: the payload's own shape
+            channel, user = channel.get("id"), (user or {}).get("id")
+        if channel and user:
+            await replies.apologise(str(channel), str(user), p.get("thread_ts") or None,
+                                    store_down=False)
+
+    jobs.give_up = give_up
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
                    client=client, process_before_response=False)
+    listeners.register(app, dialog, digests, languages, jobs,
+                       chart_limit=Limit("chart", settings.chart_limit_per_minute, 60))
+    return app, jobs
 
-    @app.middleware
-    async def drop_duplicate_events(body: dict[str, Any], next: Any) -> BoltResponse | None:
-        # Slack resends an unacknowledged event up to 3 times (X-Slack-Retry-Num), sometimes
-        # while the first delivery is still being handled: claim each event id once.
-        event_id = body.get("event_id")
-        if body.get("type") == "event_callback" and event_id:
-            try:
-                first = await asyncio.wait_for(store.claim(keys.event_seen(event_id)), 0.5)
-            except (RedisError, OSError, TimeoutError):
-                first = True  # without Redis, answering twice beats not answering
-            if not first:
-                return BoltResponse(status=200, body="")
-        return await next()
 
-    listeners.register(app, dialog, digests, languages)
-    return app
+def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> AsyncApp:
+    """The Bolt app alone (its jobs run only once the queue is started: see create_bot)."""
+    return create_bot(settings, client, redis)[0]

@@ -8,9 +8,11 @@ computed (bot.workers) and posted (bot.replies). Nothing here knows about HTTP o
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import contextvars
 import functools
+import hashlib
 import json
 import logging
 import re
@@ -19,6 +21,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from prometheus_client import Counter
+from pydantic import ValidationError
 from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 
@@ -29,14 +33,14 @@ from bot.observability import ENGINE_SECONDS, REDIS_ERRORS
 from bot.pricecommands import KIND_TEXT
 from bot.pricestore import PriceStore
 from bot.replies import Notice, Replies, Respond
-from bot.store import ConversationStore
+from bot.store import MOVED, ConversationStore
 from engine import ParseError, UnknownModel, catalog
 from engine import hub as hub_cache
 from engine.architecture import ModelSpec
 from engine.family import parse_size
 from engine.i18n import N_, _, current
 from engine.methods import METHODS
-from engine.parse import build_request, parse_fields, read_reply
+from engine.parse import build_request, parse_fields, read_reply, validation_problem
 from engine.prices import PriceBook
 from engine.request import Draft
 from engine.resolve import HubLookup, resolve_model
@@ -44,6 +48,7 @@ from present import blockkit, slack
 from present.labels import input_text, input_value
 
 log = logging.getLogger("gpusize.bot")
+CHART_CACHE = Counter("gpusize_chart_cache_total", "chart PNGs reused or drawn", ["outcome"])
 FIRST_POST_GRACE_S = 0.5
 # "no budget" typed while the budget question is open (the grammar has no word for none)
 NO_BUDGET = re.compile(r"\b(no|without|skip)\s+budget\b|^\s*(none|skip|no)\s*[.!]?\s*$|"
@@ -77,17 +82,39 @@ def unusable(err: ParseError) -> str:
     return couldnt_use(err)
 
 
+NOT_ANSWERED = N_("I could not answer that: {problem}. Nothing was posted; change it and ask "
+                 "again (`/gpusize help` shows the grammar).")
+APOLOGY = N_("Sorry, something went wrong while answering; nothing was posted. Please try again.")
+
+
+def failure_text(err: BaseException) -> str:
+    """What a person is told when their request fails after the ack: what was wrong with it
+    when it was the input (a validation error, an unknown model), else a short apology. Never a
+    traceback; the log has the details."""
+    if isinstance(err, ValidationError):
+        first = (err.errors() or [{}])[0]
+        where = ".".join(str(part) for part in first.get("loc", ()) if part != "__root__")
+        problem = validation_problem(str(first.get("type", "")), first.get("ctx") or {})
+        return _(NOT_ANSWERED).format(problem=f"{where}: {problem}" if where else problem)
+    if isinstance(err, ParseError):
+        return unusable(err)
+    if isinstance(err, UnknownModel):
+        return _(NOT_ANSWERED).format(problem=str(err))
+    return _(APOLOGY)
+
+
 def help_message() -> Notice:
     return Notice(slack.help_text())
 
 
 class Dialog:
     def __init__(self, replies: Replies, store: ConversationStore, prices: PriceStore,
-                 hub: HubLookup | None = None) -> None:
+                 hub: HubLookup | None = None, *, chart_cache_s: int = 120) -> None:
         self.replies = replies
         self.store = store
         self.prices = prices
         self.hub = hub
+        self.chart_cache_s = chart_cache_s
 
     # -- reading and checking what was asked ------------------------------------------------------
 
@@ -224,7 +251,8 @@ class Dialog:
         card = slack.CardInput(version=1, user=user,
                                asked=text or slack.command_text(draft.values))
         message = await self._answer_card(
-            team, draft, card, tell=lambda text: respond(response_type="ephemeral", text=text))
+            team, draft, card,
+            tell=lambda text: self.replies.respond(respond, response_type="ephemeral", text=text))
         if message is None:
             return
         posted = await self.replies.post(channel=channel, respond=respond,
@@ -510,16 +538,22 @@ class Dialog:
             return
         live = conv.meta.get("_answer_ts")
         if message["same"] and live:
-            await self.replies.say(channel, thread_ts, "\n".join([message["same_line"],
-                                                                  *(notes or [])]))
+            swapped: dict[str, str] | None = None  # None: a newer one is live, or no store
             with contextlib.suppress(RedisError):
-                if await self.store.swap_card(team, channel, thread_ts, version=version,
-                                              meta=self._card_meta(live, version, message)) \
-                        is not None:
+                # only if `live` is still the live answer: a concurrent answer may have posted a
+                # card since, and pointing the thread back at `live` would leave that card live
+                swapped = await self.store.swap_card(team, channel, thread_ts, version=version,
+                                                     meta=self._card_meta(live, version, message),
+                                                     expect_ts=live)
+            if swapped is not MOVED:
+                await self.replies.say(channel, thread_ts, "\n".join([message["same_line"],
+                                                                      *(notes or [])]))
+                if swapped is not None:
                     with contextlib.suppress(SlackApiError):
                         await self.replies.edit(channel, live, blocks=message["blocks"],
                                                 text=message["text"])
-            return
+                return
+            # another card went live meanwhile: this answer is posted as a card of its own
         ts = await self.replies.in_thread(channel, thread_ts, text=message["text"],
                                           blocks=message["blocks"])
         # bookkeeping only: the change and the answer are already in, so a failure here must not
@@ -640,8 +674,9 @@ class Dialog:
             return
         lang = current()
         if kind == "memory":
-            png, alt = await workers.run(workers.memory_chart_with_alt, conv.inputs,
-                                         await self._book(team), lang)
+            png, alt = await self._cached_chart(
+                ["memory", team, lang, json.dumps(conv.inputs.values, sort_keys=True)],
+                workers.memory_chart_with_alt, conv.inputs, await self._book(team), lang)
             name, title = "memory.png", _("Memory per GPU, per option")
         else:
             records = sorted((r for r in await self.prices.visible(team) if r.item == card),
@@ -651,10 +686,32 @@ class Dialog:
                     await self.replies.private(channel, user, _(
                         "No prices recorded for {card}.").format(card=card), thread_ts)
                 return
-            png = await workers.run(workers.price_chart_png, records, card, lang)
+            png, _alt = await self._cached_chart(
+                ["prices", team, lang, card, repr(records)], workers.price_chart_no_alt,
+                records, card, lang)
             name, title = f"prices-{card}.png", _("Price history of {card}").format(card=card)
             alt = slack.price_chart_alt(card, [(str(r.quoted), _(KIND_TEXT.get(r.kind, r.kind)),
                                                 (r.low + r.high) / 2, r.currency)
                                                for r in records])
         await self.replies.upload(channel, thread_ts, content=png, filename=name, title=title,
                                   alt_text=alt, comment=f"{title}: {alt}")
+
+    async def _cached_chart(self, inputs: list[str], job: Any, *args: Any) -> tuple[bytes, str]:
+        """A chart and its alt text, reused for `chart_cache_s` for the same inputs: repeated
+        clicks on one thread cost a Redis read, not a worker's time."""
+        key = keys.chart_cache(hashlib.sha256("\x1f".join(inputs).encode()).hexdigest()[:32])
+        if self.chart_cache_s:
+            with contextlib.suppress(RedisError, OSError, ValueError, KeyError, TypeError):
+                hit = await self.store.redis.get(key)
+                if hit:
+                    cached = json.loads(hit)
+                    CHART_CACHE.labels("hit").inc()
+                    return base64.b64decode(cached["png"]), cached["alt"]
+        png, alt = await workers.run(job, *args)
+        CHART_CACHE.labels("miss").inc()
+        if self.chart_cache_s:
+            with contextlib.suppress(RedisError, OSError):
+                await self.store.redis.set(key, json.dumps(
+                    {"png": base64.b64encode(png).decode(), "alt": alt}), ex=self.chart_cache_s)
+        return png, alt
+

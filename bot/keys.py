@@ -115,3 +115,29 @@ def hub_new_model(team: str, user: str, repo_id: str) -> str:
     """Set while a user's new Hub repo id counts against the limit (bot.dialog.NEW_HUB_MODELS):
     the same id again in that window is not counted twice."""
     return f"{PREFIX}:hubnew:{team}:{user}:{repo_id}"
+
+# -- jobs
+
+JOBS_GROUP = "answerers"  # the consumer group every bot process reads the job stream through
+
+
+def jobs_stream() -> str:
+    """Stream: acknowledged work not yet done (bot.jobs); an entry is deleted once it is done."""
+    return f"{PREFIX}:jobs"
+
+
+def job_memo(job_id: str) -> str:
+    """Hash: step -> what that step of a job returned (a Slack ts, a store result), so a re-run
+    after a crash replays it instead of repeating it; deleted when the job is done."""
+    return f"{PREFIX}:jobmemo:{job_id}"
+
+
+def command_seen(digest: str) -> str:
+    """Set once per signed slash-command request (hash of its timestamp and body): a replay
+    inside Slack's 5-minute window is answered once."""
+    return f"{PREFIX}:cmd:{digest}"
+
+
+def chart_cache(digest: str) -> str:
+    """A chart's PNG (base64) and alt text (JSON) for a thread's inputs, kind and language."""
+    return f"{PREFIX}:chart:{digest}"

@@ -1,5 +1,8 @@
 """Posting to Slack: answers in the channel (privately when the bot is not a member), thread
-replies, message updates, private notices and apologies, file uploads."""
+replies, message updates, private notices and apologies, file uploads.
+
+Every call goes through `jobs.once`: inside a job, a re-run after a crash gets what the first run
+got (the message ts) instead of posting again; outside a job it is a plain call."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import jobs
 from bot.observability import SLACK_ERRORS
 from engine.i18n import N_, _
 from present import blockkit
@@ -47,25 +51,37 @@ class Replies:
                    text: str) -> str | None:
         """Post in the channel and return the message ts; if the bot is not a member, answer the
         asker privately instead (None)."""
-        try:
+        async def post() -> str:
             resp = await self.client.chat_postMessage(channel=channel, blocks=blocks, text=text)
             return str(resp["ts"])
+
+        try:
+            return await jobs.once("post", post)
         except SlackApiError as err:
             SLACK_ERRORS.labels(str(err.response.get("error"))).inc()
             if err.response.get("error") not in NOT_IN_CHANNEL or respond is None:
                 raise
         # a private copy cannot be continued (no thread): nothing on it to press
-        await respond(response_type="ephemeral", replace_original=False, text=text,
-                      blocks=[*blockkit.without_actions(blocks), {"type": "context", "elements": [
-                          {"type": "mrkdwn", "text": _(INVITE)}]}][:50])
+        await jobs.once("respond", lambda: _none(respond(
+            response_type="ephemeral", replace_original=False, text=text,
+            blocks=[*blockkit.without_actions(blocks), {"type": "context", "elements": [
+                {"type": "mrkdwn", "text": _(INVITE)}]}][:50])))
         return None
+
+    async def respond(self, respond: Respond, **message: Any) -> None:
+        """A reply through the command's response_url (once per job step)."""
+        await jobs.once("respond", lambda: _none(respond(**message)))
 
     async def in_thread(self, channel: str, thread_ts: str, *, text: str,
                         blocks: list[dict[str, Any]] | None = None) -> str:
         extra = {"blocks": blocks} if blocks is not None else {}
-        resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                                  text=text, **extra)
-        return str(resp["ts"])
+
+        async def post() -> str:
+            resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                                      text=text, **extra)
+            return str(resp["ts"])
+
+        return await jobs.once("in_thread", post)
 
     async def say(self, channel: str, thread_ts: str, text: str) -> None:
         await self.in_thread(channel, thread_ts, text=blockkit.fallback(text))
@@ -74,24 +90,28 @@ class Replies:
         await self.in_thread(channel, thread_ts, text=note.text, blocks=note.blocks)
 
     async def update(self, channel: str, ts: str, note: Notice) -> None:
-        await self.client.chat_update(channel=channel, ts=ts, text=note.text, blocks=note.blocks)
+        await jobs.once("update", lambda: _none(self.client.chat_update(
+            channel=channel, ts=ts, text=note.text, blocks=note.blocks)))
 
     async def edit(self, channel: str, ts: str, *, blocks: list[dict[str, Any]],
                    text: str) -> None:
         """Replace a message's blocks (an answer refreshed, or retired without its buttons)."""
-        await self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+        await jobs.once("edit", lambda: _none(self.client.chat_update(
+            channel=channel, ts=ts, text=text, blocks=blocks)))
 
     async def private(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
         note = Notice(text)
         extra = {"thread_ts": thread_ts} if thread_ts else {}
-        await self.client.chat_postEphemeral(channel=channel, user=user, text=note.text,
-                                             blocks=note.blocks, **extra)
+        await jobs.once("private", lambda: _none(self.client.chat_postEphemeral(
+            channel=channel, user=user, text=note.text, blocks=note.blocks, **extra)))
 
     async def apologise(self, channel: str, user: str, thread_ts: str | None, *,
-                        store_down: bool) -> None:
-        """Best effort: tell the person instead of leaving them in silence."""
+                        store_down: bool, text: str = "") -> None:
+        """Best effort: tell the person instead of leaving them in silence (`text`: what went
+        wrong, when it is something they can act on)."""
         with contextlib.suppress(Exception):
-            await self.private(channel, user, _(THREAD_DOWN) if store_down else _(APOLOGY),
+            await self.private(channel, user,
+                               _(THREAD_DOWN) if store_down else text or _(APOLOGY),
                                thread_ts or "")
 
     async def upload(self, channel: str, thread_ts: str, *, content: bytes, filename: str,
@@ -103,5 +123,11 @@ class Replies:
             extra["alt_txt"] = alt_text[:1000]
         if comment:
             extra["initial_comment"] = blockkit.fallback(comment, 3000)
-        await self.client.files_upload_v2(channel=channel, thread_ts=thread_ts, content=content,
-                                          filename=filename, title=title, **extra)
+        await jobs.once("upload", lambda: _none(self.client.files_upload_v2(
+            channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title,
+            **extra)))
+
+
+async def _none(call: Awaitable[Any]) -> None:
+    """A call whose reply nothing reads: memoized as done (None)."""
+    await call

@@ -1,7 +1,8 @@
 """HTTP mode: Starlette + uvicorn. POST /slack/events for everything Slack sends; GET /healthz
-(process up) and GET /readyz (Redis answers) for load balancers and Kubernetes; /metrics on a
-port of its own (METRICS_PORT). bot.edge bounds what an unauthenticated request or connection
-costs before Bolt sees it."""
+(process up) and GET /readyz (Redis answers and the answer workers work) for load balancers and
+Kubernetes; /metrics on a port of its own (METRICS_PORT). The lifespan runs the job consumer
+(bot.jobs) and drains it on SIGTERM. bot.edge bounds what an unauthenticated request or
+connection costs before Bolt sees it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import resource
+import signal
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -25,7 +27,7 @@ from starlette.routing import Route
 
 from bot import feeds, workers
 from bot import observability as obs
-from bot.app import create_app, redis_client, web_client
+from bot.app import create_bot, redis_client, web_client
 from bot.digest import Digests
 from bot.edge import SlackEdge, edge_protocol
 from bot.pricestore import PriceStore
@@ -33,6 +35,7 @@ from bot.settings import Settings, load_settings
 
 SCHEDULER_TICK_S = 30
 H11_MAX_HEADER_BYTES = 16 * 1024  # Slack's headers are well under 2 KiB
+GRACEFUL_HTTP_S = 5  # acks take milliseconds; the answers drain in the lifespan after this
 
 
 async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
@@ -60,15 +63,21 @@ async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
 def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
     redis = redis or redis_client(settings)
     client = web_client(settings)
-    handler = AsyncSlackRequestHandler(create_app(settings, client, redis))
+    app, jobs = create_bot(settings, client, redis)
+    handler = AsyncSlackRequestHandler(app)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         task = (asyncio.create_task(scheduler(settings, redis, client))
                 if settings.digest_scheduler else None)
+        await jobs.start()
         yield
+        # SIGTERM (uvicorn has stopped taking requests): finish running jobs within the grace
+        # period, leave the rest pending for another replica or this one restarted
         if task:
             task.cancel()
+        await jobs.stop(grace_s=settings.shutdown_grace_s)
+        workers.shutdown()
 
     async def events(request: Request) -> Response:
         obs.new_request_id(request.headers.get("x-request-id"))
@@ -87,6 +96,8 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
             await asyncio.wait_for(redis.ping(), timeout=1)
         except (TimeoutError, RedisError, OSError):
             return JSONResponse({"ready": False, "redis": "unreachable"}, status_code=503)
+        if not await workers.ready(timeout_s=5):  # a broken pool that cannot be rebuilt
+            return JSONResponse({"ready": False, "workers": "down"}, status_code=503)
         return JSONResponse({"ready": True})
 
     return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
@@ -111,6 +122,10 @@ def _raise_open_files_limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+def _exit_cleanly(signum: int, _frame: Any) -> None:
+    raise SystemExit(0)
+
+
 def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
     settings = load_settings()
     obs.configure_logging([settings.slack_bot_token.get_secret_value(),
@@ -124,13 +139,19 @@ def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
     import uvicorn
 
     _raise_open_files_limit()
+    # uvicorn re-raises SIGTERM once it has shut down; with the default handler the process would
+    # then die without running its exit handlers (the worker pool's queues leak). Exit cleanly.
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.run(create_asgi(settings), host=host, port=settings.port, log_level="info",
                 log_config=obs.uvicorn_log_config(), access_log=False,
                 http=edge_protocol(header_timeout_s=settings.header_timeout_s,
                                    max_waiting=settings.max_waiting_connections),
                 limit_concurrency=settings.limit_concurrency,
                 timeout_keep_alive=max(1, round(settings.keep_alive_s)),
-                h11_max_incomplete_event_size=H11_MAX_HEADER_BYTES, backlog=2048)
+                h11_max_incomplete_event_size=H11_MAX_HEADER_BYTES, backlog=2048,
+                # uvicorn's own wait for open requests, then the lifespan's job drain: both
+                # inside Kubernetes' 30 s grace
+                timeout_graceful_shutdown=GRACEFUL_HTTP_S)
     return 0
 
 
@@ -140,8 +161,14 @@ def _socket_mode(settings: Settings) -> int:
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
     async def main() -> None:
-        app = create_app(settings, web_client(settings), redis_client(settings))
-        await AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value()).start_async()
+        app, jobs = create_bot(settings, web_client(settings), redis_client(settings))
+        await jobs.start()
+        try:
+            await AsyncSocketModeHandler(app,
+                                         settings.slack_app_token.get_secret_value()).start_async()
+        finally:
+            await jobs.stop(grace_s=settings.shutdown_grace_s)
+            workers.shutdown()
 
     asyncio.run(main())
     return 0

@@ -23,6 +23,15 @@ class Settings(BaseSettings):
     price_feeds: str = Field("", description="comma-separated feed URLs (README: price feeds)")
     feed_interval_minutes: float = Field(60, gt=0, le=10080)
     digest_scheduler: bool = Field(True, description="run due digests inside `gpusize serve`")
+    # -- jobs
+    job_claim_idle_s: float = Field(15, gt=0, le=3600, description="a job its process has not "
+                                    "touched for this long is taken over by another (s)")
+    shutdown_grace_s: float = Field(20, ge=0, le=300, description="on SIGTERM, time to finish "
+                                    "running jobs; keep under the pod's termination grace (30)")
+    job_max_in_flight: int = Field(8, ge=1, le=256, description="jobs run at once per process")
+    job_max_per_user: int = Field(2, ge=1, le=64, description="jobs run at once per user")
+    chart_limit_per_minute: int = Field(6, ge=1, le=1000, description="charts per user a minute")
+    chart_cache_s: int = Field(120, ge=0, le=86400, description="how long a chart PNG is reused")
 
     @property
     def feed_urls(self) -> list[str]:

@@ -12,15 +12,34 @@ import time
 
 from redis.asyncio import Redis
 
-from bot import keys
+from bot import jobs, keys
 from bot.conversation import Conversation, Stage, Update
 from engine.request import Draft
 
-# KEYS[1] conversation hash, KEYS[2] log list. ARGV[1] ttl seconds, ARGV[2] log entry (JSON),
-# ARGV[3..] field/value pairs; the value "null" deletes the field.
-MERGE = """
+# Inside a job (bot.jobs) each script also records its result in the job's memo hash, in the same
+# atomic step, and a re-run of the job gets that result back instead of applying the change twice:
+# MEMO_HIT at the start, MEMO_PUT before returning. KEYS[memo] the memo hash (absent outside a
+# job), ARGV[memo] its field.
+MEMO_HIT = """
+local memo_key, memo_field = KEYS[%(k)d], ARGV[%(a)d]
+if memo_key then
+  local seen = redis.call('HGET', memo_key, memo_field)
+  if seen then return cjson.decode(seen) end
+end
+"""
+MEMO_PUT = """
+if memo_key then
+  redis.call('HSET', memo_key, memo_field, cjson.encode(result))
+  redis.call('EXPIRE', memo_key, 86400)
+end
+return result
+"""
+
+# KEYS[1] conversation hash, KEYS[2] log list, KEYS[3] memo. ARGV[1] ttl seconds, ARGV[2] log entry
+# (JSON), ARGV[3] memo field, ARGV[4..] field/value pairs; the value "null" deletes the field.
+MERGE = MEMO_HIT % {"k": 3, "a": 3} + """
 local previous = {}
-for i = 3, #ARGV, 2 do
+for i = 4, #ARGV, 2 do
   local name, value = ARGV[i], ARGV[i + 1]
   local old = redis.call('HGET', KEYS[1], name)
   if old then previous[name] = old end
@@ -35,26 +54,48 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('LTRIM', KEYS[2], -200, -1)
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
-return {cjson.encode(previous), redis.call('HGETALL', KEYS[1])}
-"""
+local result = {cjson.encode(previous), redis.call('HGETALL', KEYS[1])}
+""" + MEMO_PUT
 
-# KEYS[1] conversation hash. ARGV[1] the new answer's version, ARGV[2] ttl, ARGV[3..] field/value
-# pairs. Sets them only if no newer answer is live; returns {1 or 0, the replaced values}.
-# Bookkeeping, not a change to what the thread asks: no version bump, no log entry.
-SWAP_CARD = """
+# KEYS[1] conversation hash, KEYS[2] memo. ARGV[1] the new answer's version, ARGV[2] ttl, ARGV[3]
+# memo field, ARGV[4] the live answer's ts it expects ("" for any), ARGV[5..] field/value pairs.
+# Sets them only if no newer answer is live (else {0}) and the live answer is the expected one
+# (else {2}); returns {1, the replaced values}. Bookkeeping, not a change to what the thread
+# asks: no version bump, no log entry.
+SWAP_CARD = MEMO_HIT % {"k": 2, "a": 3} + """
+local result
 local live = tonumber(redis.call('HGET', KEYS[1], '_card_v') or '0') or 0
 if redis.call('EXISTS', KEYS[1]) == 0 or live > tonumber(ARGV[1]) then
-  return {0, cjson.encode({})}
+  result = {0, cjson.encode({})}
+elseif ARGV[4] ~= '' and redis.call('HGET', KEYS[1], '_answer_ts') ~= ARGV[4] then
+  result = {2, cjson.encode({})}
+else
+  local previous = {}
+  for i = 5, #ARGV, 2 do
+    local old = redis.call('HGET', KEYS[1], ARGV[i])
+    if old then previous[ARGV[i]] = old end
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  result = {1, cjson.encode(previous)}
 end
-local previous = {}
-for i = 3, #ARGV, 2 do
-  local old = redis.call('HGET', KEYS[1], ARGV[i])
-  if old then previous[ARGV[i]] = old end
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
-end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return {1, cjson.encode(previous)}
-"""
+""" + MEMO_PUT
+
+# KEYS[1] conversation hash, KEYS[2] memo. ARGV[1] memo field. What a job read, so that its
+# re-run takes the same path through the dialog as the first run did.
+READ = MEMO_HIT % {"k": 2, "a": 1} + """
+local result = redis.call('HGETALL', KEYS[1])
+""" + MEMO_PUT
+
+
+MOVED: dict[str, str] = {"_moved": "1"}  # swap_card: the live answer is not the one expected
+
+
+def _memo_list(value: object) -> list:
+    """A script's reply, or its memo (JSON): Lua's cjson writes an empty list as {}."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    return list(value) if isinstance(value, list) else []
 
 
 def _decode(raw: dict[str, str], team: str, channel: str, thread_ts: str) -> Conversation:
@@ -71,9 +112,17 @@ class ConversationStore:
         self.ttl = ttl_seconds
         self._merge = redis.register_script(MERGE)
         self._swap = redis.register_script(SWAP_CARD)
+        self._read = redis.register_script(READ)
 
     async def get(self, team: str, channel: str, thread_ts: str) -> Conversation | None:
-        raw = await self.redis.hgetall(keys.conversation(team, channel, thread_ts))
+        key = keys.conversation(team, channel, thread_ts)
+        slot = jobs.slot("get")
+        if slot is None:
+            raw = await self.redis.hgetall(key)
+        else:
+            flat = _memo_list(slot.cached) if slot.cached is not None \
+                else await self._read(keys=[key, slot.key], args=[slot.field])
+            raw = dict(zip(flat[::2], flat[1::2], strict=True))
         if not raw:
             return None
         return _decode(raw, team, channel, thread_ts)
@@ -91,10 +140,16 @@ class ConversationStore:
             args += [name, str(value)]
         entry = json.dumps({"at": round(time.time(), 3), "user": user,
                             "set": sorted(change.values), "note": note})
-        previous_raw, flat = await self._merge(
-            keys=[keys.conversation(team, channel, thread_ts),
-                  keys.conversation_log(team, channel, thread_ts)],
-            args=[str(self.ttl), entry, *args])
+        slot = jobs.slot("update")
+        if slot is not None and slot.cached is not None:
+            previous_raw, flat = _memo_list(slot.cached)
+        else:
+            previous_raw, flat = await self._merge(
+                keys=[keys.conversation(team, channel, thread_ts),
+                      keys.conversation_log(team, channel, thread_ts),
+                      *([slot.key] if slot else [])],
+                args=[str(self.ttl), entry, slot.field if slot else "", *args])
+        flat = _memo_list(flat)
         replaced = json.loads(previous_raw or "{}") if previous_raw not in ("[]", "") else {}
         previous = {k: json.loads(v) for k, v in replaced.items() if not k.startswith("_")}
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
@@ -103,14 +158,23 @@ class ConversationStore:
                       previous_meta={k: v for k, v in replaced.items() if k.startswith("_")})
 
     async def swap_card(self, team: str, channel: str, thread_ts: str, *, version: int,
-                        meta: dict[str, str]) -> dict[str, str] | None:
+                        meta: dict[str, str], expect_ts: str = "") -> dict[str, str] | None:
         """Make an answer the thread's live one, unless a newer one already is (None then); the
-        values it replaced say which answer it supersedes."""
+        values it replaced say which answer it supersedes. With `expect_ts`, only if that is
+        still the live answer (else MOVED: another answer landed since it was read)."""
         args: list[str] = []
         for name, value in meta.items():
             args += [name, str(value)]
-        done, replaced = await self._swap(keys=[keys.conversation(team, channel, thread_ts)],
-                                          args=[str(version), str(self.ttl), *args])
+        slot = jobs.slot("swap")
+        if slot is not None and slot.cached is not None:
+            done, replaced = _memo_list(slot.cached)
+        else:
+            done, replaced = await self._swap(
+                keys=[keys.conversation(team, channel, thread_ts), *([slot.key] if slot else [])],
+                args=[str(version), str(self.ttl), slot.field if slot else "", expect_ts,
+                      *args])
+        if int(done) == 2:
+            return MOVED
         if not int(done):
             return None
         previous = json.loads(replaced or "{}")

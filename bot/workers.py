@@ -1,15 +1,34 @@
 """Answers are computed in worker processes, so the event loop that acknowledges Slack within
 3 s never waits behind engine work (Python threads would share one interpreter lock).
 
-Each job takes the thread's Draft (picklable) and returns what the dialog posts."""
+Each job takes the thread's Draft (picklable) and returns what the dialog posts.
+
+A worker killed from outside (the OOM killer, a crash in matplotlib) breaks a process pool for
+good: `run` builds a new pool and retries the job once, `ready` tells /readyz whether a working
+pool can be had, and a metric counts the rebuilds. Workers never outlive the bot: each asks the
+kernel for SIGKILL when its parent dies (PR_SET_PDEATHSIG) and also watches its parent's pid.
+
+GPUSIZE_TEST_ANSWER_DELAY_S (tests and benches only, never set in production): each answer waits
+this long in its worker, so tests can hold answers in flight while they stop or kill the bot."""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
+import ctypes
+import logging
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+from prometheus_client import Counter, Gauge
 
 from engine import hub, size
 from engine.i18n import language
@@ -19,11 +38,25 @@ from engine.request import Draft
 from engine.schema import Answer
 from present import blockkit, slack
 
+log = logging.getLogger("gpusize.workers")
+SHUTDOWN_WAIT_S = 3  # workers finish their current answer or are killed
+POOL_REBUILDS = Counter("gpusize_worker_pool_rebuilds_total",
+                        "answer-worker pools rebuilt after a worker died")
+POOL_UP = Gauge("gpusize_worker_pool_up", "1 while the answer workers answer")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _executor: Executor | None = None
+_healthy = True  # the last job ran, or no job has failed for want of a pool
 
 
 def _answer(draft: Draft, book: PriceBook | None) -> Answer:
     return size(build_request(draft), hub=hub.lookup, book=book)
+
+
+def _test_delay() -> None:
+    """Test-only: hold the answer in flight (GPUSIZE_TEST_ANSWER_DELAY_S, unset in production)."""
+    delay = float(os.environ.get("GPUSIZE_TEST_ANSWER_DELAY_S") or 0)
+    if delay > 0:
+        time.sleep(min(delay, 60))
 
 
 def answer_message(draft: Draft, card: slack.CardInput, book: PriceBook | None = None,
@@ -32,6 +65,7 @@ def answer_message(draft: Draft, card: slack.CardInput, book: PriceBook | None =
     compare the next answer with), whether it is the same as the card it follows (and the line
     that says so), the thread root's verdict line, and the card it recommends (the digest
     follows the cards a workspace asks about)."""
+    _test_delay()
     with language(lang):
         req = build_request(draft)
         ans = size(req, hub=hub.lookup, book=book)
@@ -92,8 +126,44 @@ def price_chart_png(records: list[Any], card: str, lang: str = "en") -> bytes:
         return price_history_chart(records, card=card, lang=lang)
 
 
+def price_chart_no_alt(records: list[Any], card: str, lang: str = "en") -> tuple[bytes, str]:
+    """The price chart shaped as the memory chart's (PNG, alt text); the caller writes the alt."""
+    return price_chart_png(records, card, lang), ""
+
+
 def _warm() -> None:
     _answer(Draft({"model": "7B", "method": "lora"}), None)  # imports and catalogs loaded now
+
+
+def _ping() -> int:
+    return os.getpid()
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a worker: exit when the bot does, even when it is SIGKILLed (no cleanup runs then)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(0)
+
+    def watch() -> None:  # the fallback where prctl is missing (macOS) or was reset
+        while True:
+            time.sleep(1)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _init_worker(parent: int) -> None:
+    _die_with_parent(parent)
+    _warm()
+
+
+def _broken(executor: Executor | None) -> bool:
+    return isinstance(executor, ProcessPoolExecutor) and bool(getattr(executor, "_broken", False))
 
 
 def start(workers: int | None = None) -> Executor:
@@ -107,12 +177,82 @@ def start(workers: int | None = None) -> Executor:
         else:
             _executor = ProcessPoolExecutor(max_workers=count,
                                             mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=_warm)
+                                            initializer=_init_worker,
+                                            initargs=(os.getpid(),))
     return _executor
 
 
+def _rebuild(broken: Executor) -> None:
+    """Replace a broken pool (once, however many jobs saw it break)."""
+    global _executor
+    if _executor is not broken:
+        return
+    _executor = None
+    with contextlib.suppress(Exception):
+        broken.shutdown(wait=False, cancel_futures=True)
+    POOL_REBUILDS.inc()
+    log.warning("an answer worker died; the worker pool was rebuilt")
+
+
 async def run(fn: Any, *args: Any) -> Any:
-    return await asyncio.get_running_loop().run_in_executor(start(), fn, *args)
+    """Run `fn` in a worker. If the pool is broken (a worker was killed), build a new one and
+    retry once; a second failure is raised (the job apologises)."""
+    global _healthy
+    loop = asyncio.get_running_loop()
+    for attempt in (1, 2):
+        executor = start()
+        try:
+            result = await loop.run_in_executor(executor, fn, *args)
+        except BrokenProcessPool:
+            _rebuild(executor)
+            if attempt == 2:
+                _healthy = False
+                POOL_UP.set(0)
+                raise
+            continue
+        _healthy = True
+        POOL_UP.set(1)
+        return result
+    raise AssertionError("unreachable")
+
+
+async def ready(*, timeout_s: float = 10) -> bool:
+    """Whether answers can be computed: trusted while jobs succeed; after a failure, or with the
+    pool broken, a no-op job must get through a (rebuilt) pool."""
+    if _healthy and not _broken(_executor):
+        return True
+    try:
+        await asyncio.wait_for(run(_ping), timeout_s)
+    except Exception:
+        return False
+    return True
+
+
+def shutdown() -> None:
+    """Stop the workers (the bot is exiting); queued answers are dropped, running ones end."""
+    global _executor
+    executor, _executor = _executor, None
+    if executor is None:
+        return
+    with contextlib.suppress(Exception):
+        executor.shutdown(wait=False, cancel_futures=True)
+    # wait briefly for the workers to take their stop signal, kill any that do not, then let the
+    # pool's manager thread close its queues: exiting without that leaks the queues' semaphores
+    # (the resource tracker's warning on every stop)
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    deadline = time.monotonic() + SHUTDOWN_WAIT_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+            process.join(1)
+    manager = getattr(executor, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(SHUTDOWN_WAIT_S)
+
+
+atexit.register(shutdown)
 
 
 def warm_up() -> None:
@@ -120,5 +260,10 @@ def warm_up() -> None:
     executor = start()
     if isinstance(executor, ProcessPoolExecutor):
         futures = [executor.submit(_warm) for _n in range(executor._max_workers)]
-        for future in futures:
-            future.result(timeout=120)
+        try:
+            for future in futures:
+                future.result(timeout=120)
+            POOL_UP.set(1)
+        except BrokenProcessPool:  # the bot starts anyway; /readyz says whether it can answer
+            log.error("answer workers failed to start")
+            _rebuild(executor)

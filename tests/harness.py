@@ -31,6 +31,15 @@ BOT_USER = "UBOT0001"
 REDIS_SERVER = shutil.which("redis-server")
 
 
+_TRIGGERS = itertools.count(1)
+
+
+def next_trigger_id() -> str:
+    """Unique per request, as Slack's are: two commands alike in every other field are still two
+    (bot.listeners.commands dedupes replays on the request's timestamp and body)."""
+    return f"{next(_TRIGGERS)}.{os.getpid()}.{time.time_ns()}"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -236,7 +245,14 @@ class Bot:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def metrics_url(self) -> str:
+        """/metrics, on its own port (METRICS_PORT): one free port per bot, so bots in one test
+        never share it."""
+        return f"http://127.0.0.1:{self.env['METRICS_PORT']}/metrics"
+
     def start(self) -> Bot:
+        self.env.setdefault("METRICS_PORT", str(free_port()))
         exe = shutil.which("gpusize", path=str(Path(sys.executable).parent))
         cmd = [exe] if exe else [sys.executable, "-m", "gpusize"]
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
@@ -288,7 +304,7 @@ class Bot:
         form = {"token": "legacy", "team_id": team, "team_domain": "test", "channel_id": channel,
                 "channel_name": "general", "user_id": user, "user_name": "alice",
                 "command": "/gpusize", "text": text, "api_app_id": "A0APP",
-                "response_url": response_url, "trigger_id": "1.2.3"}
+                "response_url": response_url, "trigger_id": next_trigger_id()}
         return self.post(urllib.parse.urlencode(form).encode(),
                          "application/x-www-form-urlencoded", **kw)
 

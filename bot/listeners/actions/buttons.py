@@ -1,25 +1,32 @@
 """Buttons and selects: answers to the dialog's questions and the what-ifs under each answer.
 
-Interactive payloads are never retried by Slack, but people double-click: each press is
-claimed once in Redis before it changes anything."""
+Each press is recorded as a job (bot.jobs) before the ack, with the press as its dedupe key:
+Slack never retries interactive payloads, but people double-click. Chart presses are limited per
+user (bot.limits): over the limit, the presser is told privately and nothing is queued."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.exceptions import RedisError
 
-from bot import keys
-from bot.dialog import Dialog
+from bot import keys, limits
+from bot.dialog import Dialog, failure_text
+from bot.jobs import Handler, Job, Jobs, Submitted
 from bot.language import Languages
 from bot.observability import REDIS_ERRORS
-from engine.i18n import set_language
+from engine.i18n import N_, _, set_language
+from present import slack
 
 log = logging.getLogger("gpusize.bot")
-Handler = Callable[..., Awaitable[None]]
+Listener = Callable[..., Awaitable[None]]
 Work = Callable[[dict[str, Any]], Awaitable[None]]
+PRESS_TTL_S = 600
+TOO_MANY_CHARTS = N_("That is more charts than I draw for one person: at most {count} a minute. "
+                     "The ones already in the thread are still there; try again in {seconds} s.")
 
 
 def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
@@ -31,33 +38,72 @@ def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
     return team, body["channel"]["id"], thread_ts, message_ts, body["user"]["id"]
 
 
-async def _first_press(dialog: Dialog, body: dict[str, Any]) -> bool:
-    team, _, _, _, user = _where(body)
-    action_ts = body["actions"][0].get("action_ts", "")
-    try:
-        return await dialog.store.claim(keys.action_seen(team, user, action_ts), ttl_seconds=600)
-    except RedisError:
-        return True
+def _press(body: dict[str, Any]) -> dict[str, Any]:
+    """What a job needs of an action payload (the message's blocks are left out)."""
+    message = body.get("message") or {}
+    return {"team": body.get("team"), "user": body.get("user"), "channel": body.get("channel"),
+            "container": body.get("container") or {},
+            "message": {k: message[k] for k in ("ts", "thread_ts") if k in message},
+            "actions": body.get("actions") or []}
 
 
-def guarded(dialog: Dialog, languages: Languages, work: Work) -> Handler:
-    """Ack, answer in the presser's language, take a double click once, apologise on failure."""
+def draws_a_chart(action: dict[str, Any]) -> bool:
+    value = action.get("value") or (action.get("selected_option") or {}).get("value", "")
+    return action.get("action_id") in ("show_chart", "show_price_chart") or \
+        slack.split_value(value or "")[1] == "charts"
+
+
+def guarded(dialog: Dialog, languages: Languages, jobs: Jobs, kind: str, *,
+            chart_limit: limits.Limit) -> Listener:
+    """Record the press as a job, then ack; a chart over the presser's limit is refused."""
     async def listener(ack: Any, body: dict[str, Any]) -> None:
+        try:
+            await record(ack, body)
+        except Exception:  # a payload the bot cannot read: acked all the same, never a 500
+            log.exception("button press not recorded")
+            with contextlib.suppress(Exception):
+                await ack()
+
+    async def record(ack: Any, body: dict[str, Any]) -> None:
+        team, channel, thread_ts, _message, user = _where(body)
+        action = (body.get("actions") or [{}])[0]
+        if draws_a_chart(action):
+            verdict = await limits.allow(dialog.store.redis, limit=chart_limit, team=team,
+                                         subject=user)
+            if not verdict.allowed:
+                await ack()
+                set_language(await languages.of(team, user))
+                await dialog.replies.apologise(channel, user, thread_ts, store_down=False,
+                                               text=_(TOO_MANY_CHARTS).format(
+                                                   count=chart_limit.count,
+                                                   seconds=verdict.retry_after_s))
+                return
+        job = Job(kind=kind, payload=_press(body), owner=f"{team}:{user}")
+        dedupe = [(keys.action_seen(team, user, action.get("action_ts", "")), PRESS_TTL_S)]
+        outcome = await jobs.submit(job, dedupe=dedupe)
         await ack()
+        if outcome is Submitted.UNRECORDED:  # Redis down: answer here, best effort
+            await jobs.run_here(job)
+
+    return listener
+
+
+def runner(dialog: Dialog, languages: Languages, work: Work) -> Handler:
+    """A press's job: answer in the presser's language, apologise on failure."""
+    async def run(body: dict[str, Any]) -> None:
         team, channel, thread_ts, _message, user = _where(body)
         set_language(await languages.of(team, user))
-        if not await _first_press(dialog, body):  # a double click is taken once
-            return
         try:
             await work(body)
         except RedisError:
             REDIS_ERRORS.labels("button").inc()
             await dialog.replies.apologise(channel, user, thread_ts, store_down=True)
-        except Exception:
+        except Exception as err:
             log.exception("button handling failed")
-            await dialog.replies.apologise(channel, user, thread_ts, store_down=False)
+            await dialog.replies.apologise(channel, user, thread_ts, store_down=False,
+                                           text=failure_text(err))
 
-    return listener
+    return run
 
 
 def answer_method(dialog: Dialog) -> Work:

@@ -1,16 +1,24 @@
-"""Typed replies in the bot's threads, and mentions. A thread reply that mentions the bot
-arrives twice (message and app_mention events): each message is handled once."""
+"""Typed replies in the bot's threads, and mentions.
+
+Events are acknowledged by Bolt before any listener runs, so they are recorded as jobs in a
+middleware (`record`), before the 200 goes back: the event id and the message ts are the dedupe
+keys, set in the same step as the job is recorded, so Slack's retry after a crash is dropped only
+when the job is durably there, and a thread reply that mentions the bot (two events, message and
+app_mention) is handled once. The jobs themselves run in `run_message` and `run_mention`."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.exceptions import RedisError
+from slack_bolt.response import BoltResponse
 
 from bot import keys
-from bot.dialog import Dialog
+from bot.dialog import Dialog, failure_text
+from bot.jobs import Handler, Job, Jobs, Submitted
 from bot.language import Languages
 from bot.observability import REDIS_ERRORS
 from engine.i18n import set_language
@@ -20,6 +28,8 @@ from present.blockkit import clean_input
 log = logging.getLogger("gpusize.bot")
 IGNORED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join",
                     "channel_leave", "message_replied"}
+SEEN_TTL_S = 3600  # Slack retries an event for minutes, not hours
+_unrecorded: set[asyncio.Task[None]] = set()  # run here because Redis was down
 
 
 def asks_the_bot(text: str) -> bool:
@@ -30,62 +40,84 @@ def asks_the_bot(text: str) -> bool:
         return True
 
 
-async def _first_time(dialog: Dialog, team: str, channel: str, ts: str) -> bool:
-    try:
-        return await dialog.store.claim(keys.message_seen(team, channel, ts))
-    except RedisError:
-        return True
-
-
-def thread_message(dialog: Dialog, languages: Languages) -> Callable[..., Awaitable[None]]:
-    async def on_message(event: dict[str, Any], body: dict[str, Any]) -> None:
+def job_of(body: dict[str, Any]) -> Job | None:
+    """The job an event asks for: a reply in a thread, or a mention; None for everything else."""
+    event = body.get("event") or {}
+    kind = event.get("type")
+    team = body.get("team_id", "")
+    payload = {"team": team, "channel": event.get("channel", ""), "ts": event.get("ts", ""),
+               "thread_ts": event.get("thread_ts") or "", "user": event.get("user", ""),
+               "text": event.get("text", "")}
+    if kind == "message":
         if event.get("subtype") in IGNORED_SUBTYPES or event.get("bot_id"):
-            return
-        thread_ts = event.get("thread_ts")
-        if not thread_ts or thread_ts == event.get("ts"):
-            return  # only replies in threads; top-level chatter is not for the bot
-        team = body.get("team_id", "")
-        if not await _first_time(dialog, team, event["channel"], event["ts"]):
-            return
-        set_language(await languages.of(team, event.get("user", ""), event.get("text", "")))
+            return None
+        if not payload["thread_ts"] or payload["thread_ts"] == payload["ts"]:
+            return None  # only replies in threads; top-level chatter is not for the bot
+    elif kind != "app_mention":
+        return None
+    if not payload["channel"] or not payload["ts"]:
+        return None
+    return Job(kind=kind, payload=payload, owner=f"{team}:{payload['user']}")
+
+
+def record(jobs: Jobs) -> Callable[..., Awaitable[BoltResponse | None]]:
+    async def record_events(body: dict[str, Any], next: Any) -> BoltResponse | None:
+        if body.get("type") != "event_callback" or (body.get("event") or {}).get("type") not in (
+                "message", "app_mention"):
+            return await next()
+        job = job_of(body)
+        if job is None:
+            return BoltResponse(status=200, body="")
+        p = job.payload
+        dedupe = [(keys.message_seen(p["team"], p["channel"], p["ts"]), SEEN_TTL_S)]
+        if body.get("event_id"):
+            dedupe.insert(0, (keys.event_seen(body["event_id"]), SEEN_TTL_S))
+        if await jobs.submit(job, dedupe=dedupe) is Submitted.UNRECORDED:
+            # without Redis, answering (perhaps twice) beats not answering
+            task = asyncio.create_task(jobs.run_here(job))
+            _unrecorded.add(task)
+            task.add_done_callback(_unrecorded.discard)
+        return BoltResponse(status=200, body="")
+
+    return record_events
+
+
+def run_message(dialog: Dialog, languages: Languages) -> Handler:
+    async def on_message(p: dict[str, Any]) -> None:
+        set_language(await languages.of(p["team"], p["user"], p["text"]))
         try:
-            await dialog.follow_up(team=team, channel=event["channel"], thread_ts=thread_ts,
-                                   user=event.get("user", ""),
-                                   text=clean_input(event.get("text", "")))
+            await dialog.follow_up(team=p["team"], channel=p["channel"], thread_ts=p["thread_ts"],
+                                   user=p["user"], text=clean_input(p["text"]))
         except RedisError:
             REDIS_ERRORS.labels("follow-up").inc()
-            if asks_the_bot(event.get("text", "")):
-                await dialog.replies.apologise(event["channel"], event.get("user", ""), thread_ts,
-                                       store_down=True)
-        except Exception:
+            if asks_the_bot(p["text"]):
+                await dialog.replies.apologise(p["channel"], p["user"], p["thread_ts"],
+                                               store_down=True)
+        except Exception as err:
             log.exception("follow-up failed")
-            await dialog.replies.apologise(event["channel"], event.get("user", ""), thread_ts,
-                                   store_down=False)
+            await dialog.replies.apologise(p["channel"], p["user"], p["thread_ts"],
+                                           store_down=False, text=failure_text(err))
 
     return on_message
 
 
-def mention(dialog: Dialog, languages: Languages) -> Callable[..., Awaitable[None]]:
-    async def on_mention(event: dict[str, Any], body: dict[str, Any]) -> None:
-        team = body.get("team_id", "")
-        channel, ts = event["channel"], event["ts"]
-        if not await _first_time(dialog, team, channel, ts):
-            return
-        set_language(await languages.of(team, event.get("user", ""), event.get("text", "")))
-        thread = event.get("thread_ts") or ts
+def run_mention(dialog: Dialog, languages: Languages) -> Handler:
+    async def on_mention(p: dict[str, Any]) -> None:
+        set_language(await languages.of(p["team"], p["user"], p["text"]))
+        channel, ts, thread = p["channel"], p["ts"], p["thread_ts"] or p["ts"]
         try:
-            if event.get("thread_ts") and event["thread_ts"] != ts:
-                await dialog.follow_up(team=team, channel=channel, thread_ts=event["thread_ts"],
-                                       user=event.get("user", ""), text=clean_input(event.get("text", "")))
+            if p["thread_ts"] and p["thread_ts"] != ts:
+                await dialog.follow_up(team=p["team"], channel=channel, thread_ts=p["thread_ts"],
+                                       user=p["user"], text=clean_input(p["text"]))
             else:
-                await dialog.mention_start(team=team, channel=channel, ts=ts,
-                                           user=event.get("user", ""),
-                                           text=clean_input(event.get("text", "")))
+                await dialog.mention_start(team=p["team"], channel=channel, ts=ts,
+                                           user=p["user"], text=clean_input(p["text"]))
         except RedisError:
             REDIS_ERRORS.labels("mention").inc()
-            await dialog.replies.apologise(channel, event.get("user", ""), thread, store_down=True)
-        except Exception:
+            await dialog.replies.apologise(channel, p["user"], thread, store_down=True)
+        except Exception as err:
             log.exception("mention failed")
-            await dialog.replies.apologise(channel, event.get("user", ""), thread, store_down=False)
+            await dialog.replies.apologise(channel, p["user"], thread, store_down=False,
+                                           text=failure_text(err))
 
     return on_mention

@@ -1,0 +1,487 @@
+"""Acknowledged work is never lost and is answered once.
+
+Every piece of work a listener acknowledges (a sizing command, a thread reply or mention, a
+button press) is first recorded as a job in a Redis stream, in one Lua script that also sets the
+request's dedupe keys: a retried or replayed request is dropped only when its job is durably
+there. A consumer task in each bot process reads the stream through a consumer group, runs jobs
+fairly (round-robin across users, at most `per_user` each and `max_in_flight` in all) and XACKs
+each when done. A job held by a process that died or stopped is taken over by any other one
+(XAUTOCLAIM) once it has been idle for `claim_idle_s`; a live process keeps the claims it holds
+fresh (XCLAIM JUSTID) so a long job is never taken from under it.
+
+At least once, answered once: a job may run again after a crash, so each Slack side effect and
+each conversation-store write inside a job is memoized per (job id, step) in a Redis hash
+(`once`, `slot`): a re-run replays what the first run did instead of doing it again. The one
+window left is a crash between Slack's reply and the memo write (docs/RELIABILITY.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import contextvars
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, TypeVar
+
+from prometheus_client import Counter, Gauge, Histogram
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+
+from bot import keys
+
+log = logging.getLogger("gpusize.jobs")
+T = TypeVar("T")
+Handler = Callable[[dict[str, Any]], Awaitable[None]]
+GiveUp = Callable[["Job"], Awaitable[None]]
+
+JOBS = Counter("gpusize_jobs_total", "jobs by outcome", ["outcome"])
+JOBS_IN_FLIGHT = Gauge("gpusize_jobs_in_flight", "jobs running in this process")
+JOB_WAIT_SECONDS = Histogram("gpusize_job_wait_seconds", "from the ack to the job's start",
+                             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+                                      30))
+MEMO_TTL_S = 86400  # a job's memo outlives any retry of it; deleted as soon as it is done
+DEAD_CONSUMER_IDLE_MS = 3_600_000
+MAX_ATTEMPTS = 3  # a job that took its process down three times is dropped with an apology
+
+# KEYS[1..n-1] dedupe keys, KEYS[n] the stream. ARGV[1] the job (JSON), ARGV[2..n] each dedupe
+# key's TTL. Nothing is set unless everything is new: a retry is dropped only when its job is in.
+SUBMIT = """
+for i = 1, #KEYS - 1 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return false end
+end
+for i = 1, #KEYS - 1 do
+  redis.call('SET', KEYS[i], '1', 'EX', ARGV[i + 1])
+end
+return redis.call('XADD', KEYS[#KEYS], '*', 'job', ARGV[1])
+"""
+
+
+@dataclass
+class Job:
+    kind: str  # which handler runs it
+    payload: dict[str, Any]
+    owner: str  # whose job it is, for fair share: "team:user"
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    queued_at: float = field(default_factory=time.time)
+
+    def encode(self) -> str:
+        return json.dumps({"kind": self.kind, "payload": self.payload, "owner": self.owner,
+                           "id": self.id, "at": self.queued_at}, ensure_ascii=False)
+
+    @staticmethod
+    def decode(raw: str) -> Job:
+        data = json.loads(raw)
+        return Job(kind=data["kind"], payload=data["payload"], owner=data.get("owner", ""),
+                   id=data["id"], queued_at=float(data.get("at", time.time())))
+
+
+class Submitted(Enum):
+    QUEUED = "queued"  # durably recorded: ack, a consumer will run it
+    DUPLICATE = "duplicate"  # a retry or replay of a job already recorded: ack, do nothing
+    UNRECORDED = "unrecorded"  # Redis refused the connection: ack and run it here, best effort
+
+
+# -- memoized steps --------------------------------------------------------------------------------
+
+
+@dataclass
+class JobContext:
+    """The job running in this task: its memo (loaded at start on a re-run) and step counter."""
+
+    redis: Redis
+    job_id: str
+    attempt: int
+    memo: dict[str, str] = field(default_factory=dict)
+    steps: int = 0
+
+    @property
+    def memo_key(self) -> str:
+        return keys.job_memo(self.job_id)
+
+    def next_step(self, what: str) -> str:
+        self.steps += 1
+        return f"{self.steps}:{what}"
+
+
+CURRENT: contextvars.ContextVar[JobContext | None] = contextvars.ContextVar("job", default=None)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a conversation-store script records its result inside a job (bot.store): the memo
+    hash and field, and the result a previous run recorded there, if any."""
+
+    key: str
+    field: str
+    cached: str | None
+
+
+def slot(what: str) -> Slot | None:
+    """The memo slot of the next store step of the running job (None outside a job)."""
+    ctx = CURRENT.get()
+    if ctx is None:
+        return None
+    step = ctx.next_step(what)
+    return Slot(key=ctx.memo_key, field=step, cached=ctx.memo.get(step))
+
+
+async def once(what: str, call: Callable[[], Awaitable[T]]) -> T:
+    """Run a side effect (a Slack call) once per job step: a re-run of the job gets what the
+    first run got (a message ts, or None) without calling Slack again. The result must be JSON."""
+    ctx = CURRENT.get()
+    if ctx is None:
+        return await call()
+    step = ctx.next_step(what)
+    if step in ctx.memo:
+        JOBS.labels("replayed_step").inc()
+        return json.loads(ctx.memo[step])
+    result = await call()
+    encoded = json.dumps(result)
+    ctx.memo[step] = encoded
+    try:
+        # the window left: a crash between Slack's reply and this write repeats the call
+        async with ctx.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(ctx.memo_key, step, encoded)
+            pipe.expire(ctx.memo_key, MEMO_TTL_S)
+            await pipe.execute()
+    except (RedisError, OSError):
+        log.warning("job %s: step %s not memoized (Redis)", ctx.job_id, step)
+    return result
+
+
+# -- the queue ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    stream_id: str
+    job: Job
+    claimed: bool  # taken over from another consumer: it may have run before
+
+
+class Jobs:
+    def __init__(self, redis: Redis, *, claim_idle_s: float = 15, max_in_flight: int = 8,
+                 per_user: int = 2, read_ahead: int = 64) -> None:
+        self.redis = redis
+        self.claim_idle_s = claim_idle_s
+        self.max_in_flight = max_in_flight
+        self.per_user = per_user
+        self.read_ahead = max(read_ahead, max_in_flight)
+        self.handlers: dict[str, Handler] = {}
+        self.give_up: GiveUp | None = None
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.stream = keys.jobs_stream()
+        self._submit = redis.register_script(SUBMIT)
+        self._queued: dict[str, collections.deque[Entry]] = {}
+        self._turns: collections.deque[str] = collections.deque()  # owners with queued jobs
+        self._running: dict[str, asyncio.Task[None]] = {}  # stream id -> task
+        self._running_by: collections.Counter[str] = collections.Counter()
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._cleanup: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._claims = 0
+
+    def handle(self, kind: str, handler: Handler) -> None:
+        self.handlers[kind] = handler
+
+    # -- the listener side: record before the ack ----------------------------------------------
+
+    async def submit(self, job: Job, *, dedupe: list[tuple[str, int]] | None = None,
+                     timeout_s: float = 1.0) -> Submitted:
+        """Record `job` (with its dedupe keys, atomically) before Slack gets the ack."""
+        dedupe = dedupe or []
+        try:
+            added = await asyncio.wait_for(self._submit(
+                keys=[*(k for k, _ttl in dedupe), self.stream],
+                args=[job.encode(), *(str(ttl) for _k, ttl in dedupe)]), timeout_s)
+        except (RedisConnectionError, ConnectionRefusedError):
+            # nothing reached Redis: run it in this process (answering beats silence)
+            JOBS.labels("unrecorded").inc()
+            return Submitted.UNRECORDED
+        except (TimeoutError, RedisError, OSError) as err:
+            # sent but unanswered (a slow Redis): it will most likely be applied, so running it
+            # here too would answer twice; it is run by whoever reads it from the stream
+            log.warning("job %s: recording unconfirmed (%s)", job.id, type(err).__name__)
+            JOBS.labels("unconfirmed").inc()
+            return Submitted.QUEUED
+        if added is None:
+            JOBS.labels("duplicate").inc()
+            return Submitted.DUPLICATE
+        JOBS.labels("queued").inc()
+        return Submitted.QUEUED
+
+    async def run_here(self, job: Job) -> None:
+        """Run a job that could not be recorded, in this process, with its memo all the same."""
+        await self._execute(job, attempt=1, memo={})
+
+    # -- the consumer side -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._stopping = False
+        self._tasks = [asyncio.create_task(self._read_forever(), name="jobs-reader"),
+                       asyncio.create_task(self._heartbeat_forever(), name="jobs-heartbeat")]
+
+    async def _ensure_group(self) -> None:
+        try:
+            await self.redis.xgroup_create(self.stream, keys.JOBS_GROUP, id="0", mkstream=True)
+        except ResponseError as err:
+            if "BUSYGROUP" not in str(err):
+                raise
+
+    async def _read_forever(self) -> None:
+        last_claim = 0.0
+        grouped = False
+        while not self._stopping:
+            try:
+                if not grouped:
+                    await self._ensure_group()
+                    grouped = True
+                if time.monotonic() - last_claim >= min(self.claim_idle_s / 2, 5):
+                    last_claim = time.monotonic()
+                    await self._claim_idle()
+                room = self.read_ahead - self._held_count()
+                if room <= 0:
+                    self._wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), 0.5)
+                    continue
+                # the client's socket timeout is 1 s: block for less
+                got = await self.redis.xreadgroup(keys.JOBS_GROUP, self.name, {self.stream: ">"},
+                                                  count=room, block=400)
+                for _stream, entries in got or []:
+                    for stream_id, fields in entries:
+                        self._accept(stream_id, fields, claimed=False)
+                self._dispatch()
+            except asyncio.CancelledError:
+                raise
+            except ResponseError as err:
+                if "NOGROUP" in str(err):  # the stream was deleted (FLUSHALL): make it again
+                    grouped = False
+                else:
+                    log.warning("job reader: %s", err)
+                await asyncio.sleep(0.5)
+            except (RedisError, OSError) as err:
+                log.warning("job reader: Redis unavailable (%s)", type(err).__name__)
+                await asyncio.sleep(0.5)
+            except Exception:
+                log.exception("job reader failed; reading on")
+                await asyncio.sleep(0.5)
+
+    async def _forget_dead_consumers(self) -> None:
+        """Consumers of processes long gone, holding nothing: removed (killed processes never
+        remove their own)."""
+        for consumer in await self.redis.xinfo_consumers(self.stream, keys.JOBS_GROUP):
+            if (consumer["name"] != self.name and int(consumer["pending"]) == 0
+                    and int(consumer["idle"]) > DEAD_CONSUMER_IDLE_MS):
+                await self.redis.xgroup_delconsumer(self.stream, keys.JOBS_GROUP,
+                                                    consumer["name"])
+
+    async def _claim_idle(self) -> None:
+        """Take over jobs a dead or stopped process held for longer than claim_idle_s."""
+        self._claims += 1
+        if self._claims % 100 == 1:
+            await self._forget_dead_consumers()
+        start = "0-0"
+        for _page in range(10):
+            room = self.read_ahead - self._held_count()
+            if room <= 0:
+                return
+            reply = await self.redis.xautoclaim(self.stream, keys.JOBS_GROUP, self.name,
+                                                min_idle_time=int(self.claim_idle_s * 1000),
+                                                start_id=start, count=room)
+            start, entries = reply[0], reply[1]
+            for stream_id, fields in entries:
+                if fields is None:  # deleted while pending
+                    await self.redis.xack(self.stream, keys.JOBS_GROUP, stream_id)
+                    continue
+                JOBS.labels("taken_over").inc()
+                log.info("job %s taken over by %s", stream_id, self.name)
+                self._accept(stream_id, fields, claimed=True)
+            if start in ("0-0", b"0-0"):
+                break
+        self._dispatch()
+
+    def _accept(self, stream_id: str, fields: dict[str, str], *, claimed: bool) -> None:
+        if stream_id in self._running or any(
+                e.stream_id == stream_id for q in self._queued.values() for e in q):
+            return
+        try:
+            job = Job.decode(fields["job"])
+        except (KeyError, ValueError, TypeError):
+            log.error("job %s unreadable; dropped", stream_id)
+            task = asyncio.create_task(self._finish(stream_id, None))
+            self._cleanup.add(task)
+            task.add_done_callback(self._cleanup.discard)
+            return
+        queue = self._queued.setdefault(job.owner, collections.deque())
+        if not queue and job.owner not in self._turns:
+            self._turns.append(job.owner)
+        queue.append(Entry(stream_id, job, claimed))
+
+    def _held_count(self) -> int:
+        return len(self._running) + sum(len(q) for q in self._queued.values())
+
+    def _held_ids(self) -> list[str]:
+        return [*self._running, *(e.stream_id for q in self._queued.values() for e in q)]
+
+    def _dispatch(self) -> None:
+        """Start queued jobs round-robin across owners, within both caps."""
+        if self._stopping:
+            return
+        passes = len(self._turns)
+        while self._turns and passes > 0 and len(self._running) < self.max_in_flight:
+            owner = self._turns.popleft()
+            queue = self._queued.get(owner)
+            if not queue:
+                self._queued.pop(owner, None)
+                passes = len(self._turns)
+                continue
+            if self._running_by[owner] >= self.per_user:
+                self._turns.append(owner)
+                passes -= 1
+                continue
+            entry = queue.popleft()
+            if queue:
+                self._turns.append(owner)
+            else:
+                self._queued.pop(owner, None)
+            passes = len(self._turns)
+            self._start(entry)
+
+    def _start(self, entry: Entry) -> None:
+        self._running_by[entry.job.owner] += 1
+        task = asyncio.create_task(self._run(entry), name=f"job-{entry.stream_id}")
+        self._running[entry.stream_id] = task
+        JOBS_IN_FLIGHT.set(len(self._running))
+
+        def done(_task: asyncio.Task[None]) -> None:
+            self._running.pop(entry.stream_id, None)
+            self._running_by[entry.job.owner] -= 1
+            if self._running_by[entry.job.owner] <= 0:
+                del self._running_by[entry.job.owner]
+            JOBS_IN_FLIGHT.set(len(self._running))
+            self._wake.set()
+            self._dispatch()
+
+        task.add_done_callback(done)
+
+    async def _run(self, entry: Entry) -> None:
+        job = entry.job
+        memo: dict[str, str] = {}
+        attempt = 1
+        if entry.claimed:
+            # it may have run before: load what that run did, count the attempts
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    pipe.hincrby(keys.job_memo(job.id), "_attempts", 1)
+                    pipe.hgetall(keys.job_memo(job.id))
+                    pipe.expire(keys.job_memo(job.id), MEMO_TTL_S)
+                    starts, memo, _ok = await pipe.execute()
+                attempt = 1 + int(starts)
+            except (RedisError, OSError):
+                return  # left pending: taken over again once Redis answers
+        JOB_WAIT_SECONDS.observe(max(0.0, time.time() - job.queued_at))
+        if attempt > MAX_ATTEMPTS:
+            JOBS.labels("given_up").inc()
+            log.error("job %s (%s) dropped after %d attempts", entry.stream_id, job.kind,
+                      attempt - 1)
+            if self.give_up is not None:
+                with contextlib.suppress(Exception):
+                    await self.give_up(job)
+        else:
+            await self._execute(job, attempt=attempt, memo=memo)
+        await self._finish(entry.stream_id, job.id)
+
+    async def _execute(self, job: Job, *, attempt: int, memo: dict[str, str]) -> None:
+        handler = self.handlers.get(job.kind)
+        if handler is None:
+            log.error("job %s: no handler for %r", job.id, job.kind)
+            JOBS.labels("unknown").inc()
+            return
+        token = CURRENT.set(JobContext(self.redis, job.id, attempt, memo))
+        try:
+            await handler(job.payload)
+            JOBS.labels("done").inc()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # handlers apologise themselves; this is the last line
+            JOBS.labels("failed").inc()
+            log.exception("job %s (%s) failed", job.id, job.kind)
+        finally:
+            CURRENT.reset(token)
+
+    async def _finish(self, stream_id: str, job_id: str | None) -> None:
+        """Done: acknowledged, removed from the stream, its memo dropped (one round trip)."""
+        for _try in range(3):
+            try:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.xack(self.stream, keys.JOBS_GROUP, stream_id)
+                    pipe.xdel(self.stream, stream_id)
+                    if job_id:
+                        pipe.delete(keys.job_memo(job_id))
+                    await pipe.execute()
+                return
+            except (RedisError, OSError):
+                await asyncio.sleep(0.5)
+        log.warning("job %s done but not acknowledged: it may be re-run (memoized)", stream_id)
+
+    async def _heartbeat_forever(self) -> None:
+        """Keep the claims on every job this process holds fresh, so nobody takes them over."""
+        while True:
+            await asyncio.sleep(max(0.2, self.claim_idle_s / 3))
+            held = list(self._running) if self._stopping else self._held_ids()
+            if not held:
+                continue
+            try:
+                await self.redis.xclaim(self.stream, keys.JOBS_GROUP, self.name, 0, held,
+                                        justid=True)
+            except (RedisError, OSError) as err:
+                log.warning("job heartbeat failed (%s)", type(err).__name__)
+
+    # -- stopping --------------------------------------------------------------------------------
+
+    async def stop(self, *, grace_s: float) -> dict[str, int]:
+        """Take no new job, finish those running within `grace_s`; whatever is left stays
+        pending in the stream for another process (or this one restarted) to take over."""
+        self._stopping = True
+        reader = self._tasks[0] if self._tasks else None
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+        left_queued = sum(len(q) for q in self._queued.values())
+        self._queued.clear()
+        self._turns.clear()
+        running = list(self._running.values())
+        finished = len(running)
+        if running:
+            _done, pending = await asyncio.wait(running, timeout=grace_s)
+            finished -= len(pending)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=2)
+        for task in self._tasks[1:]:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        with contextlib.suppress(RedisError, OSError):
+            # leave the group tidy, but never drop a pending job with the consumer
+            if not await self.redis.xpending_range(self.stream, keys.JOBS_GROUP, min="-",
+                                                   max="+", count=1, consumername=self.name):
+                await self.redis.xgroup_delconsumer(self.stream, keys.JOBS_GROUP, self.name)
+        summary = {"finished": finished, "left_running": len(running) - finished,
+                   "left_queued": left_queued}
+        log.info("jobs drained: %s", json.dumps(summary))
+        return summary
