@@ -55,7 +55,8 @@ def item_for(word: str) -> str:
     return f"server:{int(m.group(1))}x{gpu.name}" if m else gpu.name
 
 
-def parse_quote(text: str, *, team_user: str, today: date) -> PriceRecord:
+def parse_quote(text: str, *, team_user: str, today: date,
+                quote_id: str | None = None) -> PriceRecord:
     words = _words(text)[1:]  # drop "quote"
     if len(words) < 3:
         raise ParseError(_("a quote needs a card, a kind and an amount: {usage}").format(
@@ -94,7 +95,8 @@ def parse_quote(text: str, *, team_user: str, today: date) -> PriceRecord:
             raise ParseError(_("date={date} is not YYYY-MM-DD.").format(
                 date=options["date"][:20])) from None
     gpus = int(item.split(":")[1].split("x")[0]) if item.startswith("server:") else 1
-    record = PriceRecord(id=new_id("q"), item=item, kind=kind, gpus=gpus, low=money.amount,
+    record = PriceRecord(id=quote_id or new_id("q"), item=item, kind=kind, gpus=gpus,
+                         low=money.amount,
                          high=money.amount, currency=currency,
                          region="china" if currency == "CNY" else "global",
                          source=f"vendor quote: {options.get('vendor') or 'unnamed vendor'}",
@@ -158,7 +160,7 @@ def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
 
 
 async def handle(store: PriceStore, *, team: str, user: str, text: str, today: date,
-                 is_admin: bool | None) -> list[str]:
+                 is_admin: bool | None, quote_id: str | None = None) -> list[str]:
     """Run a price/quote subcommand; returns the sections of an ephemeral reply. `is_admin`
     None: Slack could not say (removing someone else's quote is then refused, saying so)."""
     words = text.split()
@@ -179,7 +181,8 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
         if not mine:
             return [_("No quotes in this workspace yet. {usage}").format(usage=_(QUOTE_USAGE))]
         return [_("*This workspace's quotes*") + "\n" + "\n".join(
-            f"• `{r.id}` {r.item} {_(KIND_TEXT[r.kind])} {_amount(r)} · {r.quoted} · "
+            f"• `{r.id}` {pricetables.display(r.item, 40)} {_(KIND_TEXT[r.kind])} "
+            f"{_amount(r)} · {r.quoted} · "
             f"{r.vendor or _('unnamed vendor')} · {user_ref(r.entered_by)}" for r in mine[:80])]
     if words[1].lower() in ("remove", "delete", "rm"):
         if len(words) < 3:
@@ -192,7 +195,7 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
                  "missing": _("No quote `{id}` in this workspace.").format(id=words[2][:40]),
                  "forbidden": _("Only the person who added a quote, or a workspace admin, can "
                                 "remove it.")}[outcome]]
-    record = parse_quote(text, team_user=user, today=today)
+    record = parse_quote(text, team_user=user, today=today, quote_id=quote_id)
     verdict = await allow(store.redis, limit=QUOTE_LIMIT, team=team, subject=user)
     if not verdict.allowed:
         return [_("Quote not recorded: at most {count} quotes per person every {minutes} "
@@ -208,5 +211,6 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
     return [_("Recorded quote `{id}`: {item} {kind} {amount} from {vendor}, dated {date}. This "
               "workspace's answers use it from now on (newest price per card wins); `/gpusize "
               "quote remove {id}` takes it back.").format(
-        id=record.id, item=record.item, kind=_(KIND_TEXT[record.kind]), amount=_amount(record),
+        id=record.id, item=pricetables.display(record.item, 40), kind=_(KIND_TEXT[record.kind]),
+        amount=_amount(record),
         vendor=record.vendor or _("an unnamed vendor"), date=record.quoted)]

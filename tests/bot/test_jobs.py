@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot import keys
 from bot.dialog import failure_text
 from engine.request import Request
 from tests.harness import TEAM, Bot, RedisServer, SlackStub, next_trigger_id
@@ -177,6 +178,25 @@ def test_a_replayed_signed_command_is_answered_once(bot: Bot, slack: SlackStub) 
     slack.wait_for("chat.postMessage", 2)
     settle(slack)
     assert answers_by_channel(slack) == {"C0REPLAY": 2}
+
+
+def test_a_replayed_quote_is_stored_and_answered_once(bot: Bot, slack: SlackStub,
+                                                      redis_server: RedisServer) -> None:
+    """Sub-commands are acknowledged work too: recorded before the ack, deduplicated, and a
+    quote's id fixed at the ack, so neither a replay nor a re-run stores it twice."""
+    form = {"token": "legacy", "team_id": TEAM, "channel_id": "C0Q", "user_id": "U0MAL",
+            "command": "/gpusize", "text": 'quote H100 buy 230k vendor="Chengdu IDC A"',
+            "api_app_id": "A0APP", "response_url": slack.response_url("quote"),
+            "trigger_id": next_trigger_id()}
+    body = urllib.parse.urlencode(form).encode()
+    stamp = int(time.time())
+    for _n in range(3):
+        assert bot.post(body, "application/x-www-form-urlencoded", timestamp=stamp)[0] == 200
+    slack.wait_for("response_url")
+    settle(slack)
+    assert len(slack.of("response_url")) == 1
+    assert "230,000" in json.dumps(slack.of("response_url")[0].body, ensure_ascii=False)
+    assert redis_server.command("HLEN", keys.price_records(TEAM)) == 1
 
 
 def test_a_killed_worker_is_replaced_and_readyz_tells(make_bot: Any, slack: SlackStub) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.settings import Settings
+
 EXE = shutil.which("gpusize", path=str(Path(sys.executable).parent))
 CMD = [EXE] if EXE else [sys.executable, "-m", "gpusize"]
 GOOD = {"SLACK_BOT_TOKEN": "xoxb-secret-value", "SLACK_SIGNING_SECRET": "s3cr3t",
@@ -44,3 +46,15 @@ def test_settings_parse_and_normalise() -> None:
     s = Settings(**({k.lower(): v for k, v in GOOD.items()} | {"slack_api_url": "http://x/api"}))
     assert s.slack_api_url == "http://x/api/" and s.conversation_ttl_days == 30
     assert "xoxb-secret-value" not in repr(s)
+
+
+def test_every_setting_is_documented_in_the_readme_and_the_env_example() -> None:
+    """An operator reads the README's table and deploy/.env.example, not bot/settings.py."""
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    table = "\n".join(line for line in readme.splitlines() if line.startswith("| `"))
+    example = (root / "deploy" / ".env.example").read_text(encoding="utf-8")
+    for name in Settings.model_fields:
+        assert f"`{name.upper()}`" in table, f"{name.upper()} missing from README's settings table"
+        if name not in ("slack_app_token",):  # Socket Mode: local development only
+            assert f"{name.upper()}=" in example, f"{name.upper()} missing from .env.example"

@@ -13,3 +13,4 @@ def register(app: AsyncApp, dialog: Dialog, digests: Digests, languages: Languag
              jobs: Jobs) -> None:
     app.command("/gpusize")(gpusize.handler(dialog, digests, languages, jobs))
     jobs.handle("command", gpusize.run_command(dialog))
+    jobs.handle("subcommand", gpusize.run_subcommand(dialog, digests, languages))
