@@ -32,6 +32,7 @@ from tests.harness import (
     RedisServer,
     SlackStub,
     free_port,
+    http_status,
     serve_stub,
 )
 
@@ -220,7 +221,7 @@ def killed_worker() -> dict[str, Any]:
         for channel in channels:
             bot.command("13B lora", channel=channel)
         wait_until(lambda: len(top_level(r.slack)) == 5, timeout=60)
-        ready = _status(bot.url + "/readyz")
+        ready = http_status(bot.url + "/readyz")
         with urllib.request.urlopen(bot.metrics_url, timeout=5) as resp:
             metrics = resp.read().decode()
         rebuilt = next((line.split()[1] for line in metrics.splitlines()
@@ -234,14 +235,6 @@ def _ppid(proc: Path) -> int:
         return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, ValueError, IndexError):
         return -1
-
-
-def _status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=15) as resp:
-            return resp.status
-    except urllib.error.HTTPError as err:
-        return err.code
 
 
 def orphans_after_kill() -> dict[str, Any]:

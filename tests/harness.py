@@ -346,3 +346,26 @@ def serve_stub(stub: SlackStub) -> ThreadingHTTPServer:
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                      daemon=True).start()
     return server
+
+
+def http_status(url: str, *, timeout: float = 15) -> int:
+    """The HTTP status of a GET, errors included (503 is an answer, not an exception)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def child_pids(pid: int) -> list[int]:
+    """Processes whose parent is `pid` (answer workers, multiprocessing's helpers), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found

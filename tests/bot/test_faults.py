@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness import TEAM, Bot, RedisServer, SlackStub, free_port
+from tests.harness import TEAM, Bot, RedisServer, SlackStub, free_port, http_status
 
 ROOT = "1700000000.000001"
 
@@ -33,14 +32,6 @@ def reply(text: str, ts: str, user: str = "U0CAROL") -> dict[str, Any]:
             "thread_ts": ROOT}
 
 
-def status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status
-    except urllib.error.HTTPError as err:
-        return err.code
-
-
 def test_redis_stopped_mid_dialog_then_back(make_bot: Any, slack: SlackStub,
                                             own_redis: RedisServer) -> None:
     bot = make_bot(REDIS_URL=own_redis.url)
@@ -57,13 +48,13 @@ def test_redis_stopped_mid_dialog_then_back(make_bot: Any, slack: SlackStub,
     posts = slack.wait_for("chat.postMessage", 3)
     assert posts[1].body["blocks"][0]["text"]["text"].startswith("13B LoRA → ")
     assert "could not save this conversation" in posts[2].body["text"]
-    assert status(bot.url + "/healthz") == 200 and status(bot.url + "/readyz") == 503
+    assert http_status(bot.url + "/healthz") == 200 and http_status(bot.url + "/readyz") == 503
     # Redis back (AOF): the dialog continues where it was
     own_redis.start(appendonly=True)
     bot.action(action_id="answer_method_lora", value="1|lora", message_ts=ROOT)
     budget_q = slack.wait_for("chat.postMessage", 4)[3].body
     assert budget_q["thread_ts"] == ROOT and "answer_budget" in json.dumps(budget_q["blocks"])
-    assert status(bot.url + "/readyz") == 200
+    assert http_status(bot.url + "/readyz") == 200
 
 
 def test_redis_restart_with_aof_loses_no_conversation(make_bot: Any, slack: SlackStub,

@@ -24,31 +24,17 @@ from pydantic import ValidationError
 from bot import keys
 from bot.dialog import failure_text
 from engine.request import Request
-from tests.harness import TEAM, Bot, RedisServer, SlackStub, next_trigger_id
+from tests.harness import (
+    TEAM,
+    Bot,
+    RedisServer,
+    SlackStub,
+    child_pids,
+    http_status,
+    next_trigger_id,
+)
 
 IN_FLIGHT = {"GPUSIZE_TEST_ANSWER_DELAY_S": "1", "JOB_CLAIM_IDLE_S": "1"}
-
-
-def status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=15) as r:
-            return r.status
-    except urllib.error.HTTPError as err:
-        return err.code
-
-
-def children(pid: int) -> list[int]:
-    """Processes whose parent is `pid` (answer workers, multiprocessing's helpers)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def alive(pid: int) -> bool:
@@ -63,7 +49,7 @@ def workers_of(bot: Bot) -> list[int]:
     assert bot.process is not None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        pids = [p for p in children(bot.process.pid)
+        pids = [p for p in child_pids(bot.process.pid)
                 if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
         if pids:
             return pids
@@ -207,7 +193,7 @@ def test_a_killed_worker_is_replaced_and_readyz_tells(make_bot: Any, slack: Slac
         bot.command("13B lora", channel=f"C0OOM{n}")
     wait_until(lambda: len(answers_by_channel(slack)) == 5)
     assert not slack.of("response_url") and not slack.of("chat.postEphemeral")
-    assert status(bot.url + "/readyz") == 200
+    assert http_status(bot.url + "/readyz") == 200
     with urllib.request.urlopen(bot.metrics_url, timeout=5) as r:
         metrics = r.read().decode()
     rebuilt = [line for line in metrics.splitlines()
@@ -223,7 +209,7 @@ def test_a_pool_broken_while_idle_is_rebuilt_by_readyz(make_bot: Any, slack: Sla
     wait_until(lambda: not any(alive(pid) for pid in old))
     time.sleep(0.3)  # the pool notices the dead worker and marks itself broken
     # readyz proves the pool with a no-op job (rebuilding it) before it says ready
-    assert status(bot.url + "/readyz") == 200
+    assert http_status(bot.url + "/readyz") == 200
     assert set(workers_of(bot)).isdisjoint(old)
 
 
@@ -234,7 +220,7 @@ def test_no_working_pool_means_not_ready_and_an_apology(make_bot: Any, slack: Sl
 
     def kill_every_worker() -> None:  # an OOM killer that never lets a worker live
         while not stop.is_set():
-            for pid in children(parent):
+            for pid in child_pids(parent):
                 with contextlib.suppress(OSError):
                     if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
                         os.kill(pid, signal.SIGKILL)
@@ -246,12 +232,12 @@ def test_no_working_pool_means_not_ready_and_an_apology(make_bot: Any, slack: Sl
         bot.command("13B lora", channel="C0DOWN", response_url=slack.response_url())
         apology = slack.wait_for("response_url", timeout=30)[0].body
         assert "Sorry" in apology["text"] and apology["response_type"] == "ephemeral"
-        assert status(bot.url + "/readyz") == 503
-        assert status(bot.url + "/healthz") == 200
+        assert http_status(bot.url + "/readyz") == 503
+        assert http_status(bot.url + "/healthz") == 200
     finally:
         stop.set()
         killer.join()
-    assert status(bot.url + "/readyz") == 200  # a pool can be had again
+    assert http_status(bot.url + "/readyz") == 200  # a pool can be had again
     bot.command("13B lora", channel="C0BACK")
     wait_until(lambda: "C0BACK" in answers_by_channel(slack))
     assert "C0DOWN" not in answers_by_channel(slack)
@@ -262,7 +248,7 @@ def test_no_worker_outlives_a_killed_bot(make_bot: Any, slack: SlackStub) -> Non
     bot.command("13B lora")
     slack.wait_for("chat.postMessage", timeout=30)
     assert bot.process is not None
-    helpers = children(bot.process.pid)
+    helpers = child_pids(bot.process.pid)
     assert workers_of(bot)
     bot.kill()  # SIGKILL: no cleanup of its own runs
     wait_until(lambda: not any(alive(pid) for pid in helpers), timeout=15)
@@ -271,7 +257,7 @@ def test_no_worker_outlives_a_killed_bot(make_bot: Any, slack: SlackStub) -> Non
 def test_no_worker_outlives_a_stopped_bot(make_bot: Any, slack: SlackStub) -> None:
     bot = make_bot()
     assert bot.process is not None
-    helpers = children(bot.process.pid)
+    helpers = child_pids(bot.process.pid)
     assert workers_of(bot)
     bot.stop()
     wait_until(lambda: not any(alive(pid) for pid in helpers), timeout=15)
