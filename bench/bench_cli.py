@@ -52,7 +52,8 @@ def run(repeats: int = 20) -> None:
           " (goal <= 1.5x)")
     imported = subprocess.run([sys.executable, "-X", "importtime", "-c", "import gpusize.cli"],
                               capture_output=True, text=True).stderr
-    heavy = [m for m in ("slack_bolt", "redis", "huggingface_hub", "jinja2", "matplotlib", "tomllib")
+    heavy = [m for m in ("slack_bolt", "redis", "huggingface_hub", "jinja2", "matplotlib", "tomllib",
+                         "http.client")
              if f" {m}" in imported]
     print("heavy modules on the CLI path:", ", ".join(heavy) or "none")
 

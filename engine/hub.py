@@ -19,8 +19,6 @@ import os
 import re
 import threading
 import time
-import urllib.error
-import urllib.request
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -205,8 +203,8 @@ def lookup(repo_id: str) -> ModelSpec:
                              "is not installed (pip install 'gpusize[hub]').").format(
             model=repo_id)) from err
     except Exception as err:  # network, 404, gated repo, malformed config: one clear line
-        reason = f"HTTP {err.code}" if isinstance(err, urllib.error.HTTPError) else \
-            type(err).__name__
+        code = _http_code(err)
+        reason = f"HTTP {code}" if code is not None else type(err).__name__
         _remember_miss(repo_id, endpoint, reason, ttl_s=_miss_ttl_for(err))
         raise _unknown(repo_id, endpoint, reason) from err
     _write(_cache_path(repo_id), spec.model_dump_json())
@@ -216,10 +214,17 @@ def lookup(repo_id: str) -> ModelSpec:
 def _miss_ttl_for(err: Exception) -> float:
     """A repo the Hub says is not there (or whose config we cannot read) is remembered for
     HUB_MISS_TTL_S; a timeout, a refused connection or a 5xx only briefly."""
-    definitive = (isinstance(err, urllib.error.HTTPError) and 400 <= err.code < 500
-                  and err.code not in (408, 429)) or isinstance(err, (ValueError, TypeError,
-                                                                      KeyError))
+    code = _http_code(err)
+    definitive = (code is not None and 400 <= code < 500 and code not in (408, 429)) \
+        or isinstance(err, (ValueError, TypeError, KeyError))
     return miss_ttl_s() if definitive else min(TRANSIENT_MISS_TTL_S, miss_ttl_s())
+
+
+def _http_code(err: Exception) -> int | None:
+    """The HTTP status of a failed fetch, None for any other failure."""
+    import urllib.error  # lazily: urllib costs the CLI ~20 ms of start-up, and only a fetch needs it
+
+    return err.code if isinstance(err, urllib.error.HTTPError) else None
 
 
 def _fetch_config(repo_id: str, endpoint: str) -> dict[str, Any]:
@@ -255,6 +260,8 @@ def _fetch_config(repo_id: str, endpoint: str) -> dict[str, Any]:
 
 
 def _download(url: str, headers: dict[str, str], *, deadline: float) -> dict[str, Any]:
+    import urllib.request
+
     request = urllib.request.Request(url, headers=headers)
     with urllib.request.urlopen(request, timeout=max(0.1, deadline - time.monotonic())) as resp:
         data = b""
