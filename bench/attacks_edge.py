@@ -18,12 +18,10 @@ import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from tests.engine.test_hub import FakeHub
@@ -34,6 +32,7 @@ from tests.harness import (
     RedisServer,
     SlackStub,
     free_port,
+    serve_http,
     serve_stub,
 )
 
@@ -265,9 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         redis.start()
         slack = SlackStub(port=free_port())
         stub = serve_stub(slack)
-        hub = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
-        hub.daemon_threads = True
-        threading.Thread(target=hub.serve_forever, daemon=True).start()
+        hub = serve_http(FakeHub)
         log = tmpdir / "bot.log"
         env = {"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET, "REDIS_URL": redis.url,
                "SLACK_API_URL": slack.url, "METRICS_PORT": str(free_port()),

@@ -31,8 +31,10 @@ from tests.harness import (
     Bot,
     RedisServer,
     SlackStub,
+    child_pids,
     free_port,
     http_status,
+    process_alive,
     serve_stub,
 )
 
@@ -212,9 +214,8 @@ def killed_worker() -> dict[str, Any]:
     with rig() as r:
         bot = r.bot()
         assert bot.process is not None
-        pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
-                and _ppid(p) == bot.process.pid
-                and b"spawn_main" in (p / "cmdline").read_bytes()]
+        pids = [pid for pid in child_pids(bot.process.pid)
+                if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
         channels = [f"C0OOM{n}" for n in range(5)]
@@ -230,35 +231,20 @@ def killed_worker() -> dict[str, Any]:
                        f"/readyz {ready}, pool rebuilds {rebuilt}")
 
 
-def _ppid(proc: Path) -> int:
-    try:
-        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return -1
-
-
 def orphans_after_kill() -> dict[str, Any]:
     with rig() as r:
         bot = r.bot()
         bot.command("13B lora")
         r.slack.wait_for("chat.postMessage", timeout=30)
         assert bot.process is not None
-        helpers = [int(p.name) for p in Path("/proc").iterdir()
-                   if p.name.isdigit() and _ppid(p) == bot.process.pid]
+        helpers = child_pids(bot.process.pid)
         bot.kill()
-        wait_until(lambda: not any(_alive(pid) for pid in helpers), timeout=15)
-        left = sum(1 for pid in helpers if _alive(pid))
+        wait_until(lambda: not any(process_alive(pid) for pid in helpers), timeout=15)
+        left = sum(1 for pid in helpers if process_alive(pid))
         print(f"{'bot SIGKILLed: its worker processes':<46} tried {len(helpers):>3}  "
               f"held {len(helpers) - left:>3}  left running {left}", flush=True)
         return {"attack": "orphans", "tried": len(helpers), "held": len(helpers) - left,
                 "lost": left}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def chart_flood(limit: str) -> dict[str, Any]:

@@ -31,10 +31,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import UTC, date, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import redis as redis_py
@@ -44,7 +43,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import pricecommands
 from bot.digest import MAX_SUBSCRIPTIONS, Digests, Subscription
 from bot.pricestore import MAX_QUOTES, PriceStore
-from tests.harness import SECRET, TEAM, TOKEN, Bot, RedisServer, SlackStub, free_port, serve_stub
+from tests.harness import (
+    SECRET,
+    TEAM,
+    TOKEN,
+    Bot,
+    RedisServer,
+    SlackStub,
+    free_port,
+    serve_http,
+    serve_stub,
+)
 
 EXE = shutil.which("gpusize", path=str(Path(sys.executable).parent))
 CMD = [EXE] if EXE else [sys.executable, "-m", "gpusize"]
@@ -327,9 +336,7 @@ def main() -> None:
         redis.start()
         stub = SlackStub(port=free_port())
         server = serve_stub(stub)
-        feeds = ThreadingHTTPServer(("127.0.0.1", free_port()), FeedHandler)
-        feeds.daemon_threads = True
-        threading.Thread(target=feeds.serve_forever, daemon=True).start()
+        feeds = serve_http(FeedHandler)
         bot = Bot(env={"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET,
                        "REDIS_URL": redis.url, "SLACK_API_URL": stub.url,
                        "DIGEST_SCHEDULER": "false"}, port=free_port(), log=tmpdir / "bot.log")

@@ -38,7 +38,6 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +50,9 @@ from tests.harness import (
     Bot,
     RedisServer,
     SlackStub,
+    child_pids,
     free_port,
+    serve_http,
     stub_handler,
 )
 
@@ -158,20 +159,11 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def process_tree(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry.name))
     tree, todo = [], [pid]
     while todo:
         p = todo.pop()
         tree.append(p)
-        todo += children.get(p, [])
+        todo += child_pids(p)
     return tree
 
 
@@ -326,9 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                                          client_name="bench_load")
         stub = SlackStub(port=free_port())
         posted = Posted()
-        server = ThreadingHTTPServer(("127.0.0.1", stub.port), recording_handler(stub, posted))
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = serve_http(recording_handler(stub, posted), port=stub.port)
         env = {"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET, "REDIS_URL": redis.url,
                "SLACK_API_URL": stub.url, "GPUSIZE_WORKERS": str(args.workers),
                "DIGEST_SCHEDULER": "false"}  # as deployed: the CronJob triggers digests

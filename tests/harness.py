@@ -340,12 +340,19 @@ class Bot:
         return self.post(body, "application/x-www-form-urlencoded")
 
 
-def serve_stub(stub: SlackStub) -> ThreadingHTTPServer:
-    """Serve the stand-in on its port in a daemon thread; `shutdown()` the result to stop it."""
-    server = ThreadingHTTPServer(("127.0.0.1", stub.port), stub_handler(stub))
+def serve_http(handler: type[BaseHTTPRequestHandler], *, port: int = 0) -> ThreadingHTTPServer:
+    """Serve `handler` on loopback (port 0: any free one) in daemon threads: the stand-ins for
+    Slack, the Hub and price feeds. `shutdown()` the result to stop it."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                      daemon=True).start()
     return server
+
+
+def serve_stub(stub: SlackStub) -> ThreadingHTTPServer:
+    """Serve the Slack stand-in on its port; `shutdown()` the result to stop it."""
+    return serve_http(stub_handler(stub), port=stub.port)
 
 
 def http_status(url: str, *, timeout: float = 15) -> int:
@@ -369,3 +376,12 @@ def child_pids(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
+
+
+def process_alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its parent to read its exit."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

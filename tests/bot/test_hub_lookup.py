@@ -10,22 +10,18 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.engine.test_hub import FakeHub
-from tests.harness import Bot, SlackStub
+from tests.harness import Bot, SlackStub, serve_http
 
 
 @pytest.fixture
 def hub_standin() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                     daemon=True).start()
+    server = serve_http(FakeHub)
     FakeHub.requests, FakeHub.delay_s = [], 0.0
     yield f"http://127.0.0.1:{server.server_port}"
     FakeHub.delay_s = 0.0

@@ -32,17 +32,10 @@ from tests.harness import (
     child_pids,
     http_status,
     next_trigger_id,
+    process_alive,
 )
 
 IN_FLIGHT = {"GPUSIZE_TEST_ANSWER_DELAY_S": "1", "JOB_CLAIM_IDLE_S": "1"}
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def workers_of(bot: Bot) -> list[int]:
@@ -206,7 +199,7 @@ def test_a_pool_broken_while_idle_is_rebuilt_by_readyz(make_bot: Any, slack: Sla
     old = workers_of(bot)
     for pid in old:
         os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: not any(alive(pid) for pid in old))
+    wait_until(lambda: not any(process_alive(pid) for pid in old))
     time.sleep(0.3)  # the pool notices the dead worker and marks itself broken
     # readyz proves the pool with a no-op job (rebuilding it) before it says ready
     assert http_status(bot.url + "/readyz") == 200
@@ -251,7 +244,7 @@ def test_no_worker_outlives_a_killed_bot(make_bot: Any, slack: SlackStub) -> Non
     helpers = child_pids(bot.process.pid)
     assert workers_of(bot)
     bot.kill()  # SIGKILL: no cleanup of its own runs
-    wait_until(lambda: not any(alive(pid) for pid in helpers), timeout=15)
+    wait_until(lambda: not any(process_alive(pid) for pid in helpers), timeout=15)
 
 
 def test_no_worker_outlives_a_stopped_bot(make_bot: Any, slack: SlackStub) -> None:
@@ -260,7 +253,7 @@ def test_no_worker_outlives_a_stopped_bot(make_bot: Any, slack: SlackStub) -> No
     helpers = child_pids(bot.process.pid)
     assert workers_of(bot)
     bot.stop()
-    wait_until(lambda: not any(alive(pid) for pid in helpers), timeout=15)
+    wait_until(lambda: not any(process_alive(pid) for pid in helpers), timeout=15)
 
 
 def chart_press(bot: Bot, root: str, user: str, n: int) -> None:

@@ -9,10 +9,9 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from datetime import UTC, date, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from engine.prices import check_price, price_book
 from engine.resolve import resolve_model
 from engine.sizing import answer_for
 from present import blockkit
-from tests.harness import TOKEN, Bot, SlackStub, free_port
+from tests.harness import TOKEN, Bot, SlackStub, serve_http
 
 TODAY = date(2026, 11, 30)
 
@@ -216,9 +215,7 @@ class FeedServer(BaseHTTPRequestHandler):
 @pytest.fixture
 def feed_server(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(feeds, "TIMEOUT_S", 1.0)
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), FeedServer)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve_http(FeedServer)
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     server.server_close()

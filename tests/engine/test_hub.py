@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import pytest
 
 from engine import hub
 from engine.resolve import UnknownModel, resolve_model
+from tests.harness import serve_http
 
 # A small Qwen2-style config (fields as transformers writes them).
 CONFIG = {
@@ -62,10 +62,7 @@ class FakeHub(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def fake_hub(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
+    server = serve_http(FakeHub)
     endpoint = f"http://127.0.0.1:{server.server_port}"
     monkeypatch.setenv("HF_ENDPOINT", endpoint)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))

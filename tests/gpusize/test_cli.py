@@ -7,14 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from tests.engine.test_hub import FakeHub
+from tests.harness import serve_http
 
 EXE = shutil.which("gpusize", path=str(Path(sys.executable).parent))
 CMD = [EXE] if EXE else [sys.executable, "-m", "gpusize"]
@@ -116,9 +115,7 @@ def test_cli_path_imports_no_slack_redis_or_hub() -> None:
 
 @pytest.fixture
 def hub_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeHub)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                     daemon=True).start()
+    server = serve_http(FakeHub)
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     server.server_close()
