@@ -20,7 +20,7 @@ class Settings(BaseSettings):
     port: int = Field(3000, ge=1, le=65535)
     slack_timeout_s: float = Field(10, gt=0, le=60, description="per Web API call")
     conversation_ttl_days: float = Field(30, gt=0, le=365)
-    price_feeds: str = Field("", description="comma-separated feed URLs (README: price feeds)")
+    price_feeds: str = Field("", description="comma-separated feed URLs (docs/PRICES.md: feeds)")
     feed_interval_minutes: float = Field(60, gt=0, le=10080)
     digest_scheduler: bool = Field(True, description="run due digests inside `gpusize serve`")
     # -- jobs

@@ -1,6 +1,6 @@
 """The answer document: what `--json` prints and what the bot renders.
 
-Field names are a public contract (README "JSON output"); add fields, never rename them.
+Field names are a public contract (docs/JSON.md); add fields, never rename them.
 Memory values are bytes per GPU.
 """
 

@@ -20,7 +20,7 @@ from engine.parse import KEYS
 from engine.schema import Answer
 
 USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE] [--lang zh|en]
-       gpusize serve [--socket]     the Slack bot (see README "Install in your workspace")
+       gpusize serve [--socket]     the Slack bot (see docs/SLACK.md "Install in your workspace")
        gpusize digest run [--now=ISO-TIME]     post the price digests that are due
        gpusize prices import FILE | export     the price history in Redis
 
@@ -35,7 +35,7 @@ examples:
   gpusize qwen2.5-72b inference quant=awq context=8k users=20
   gpusize 70B full-finetune gpu=h800 gpus=8 zero=3 --json
 
---json prints the answer as a JSON document (schema in README.md).
+--json prints the answer as a JSON document (schema in docs/JSON.md).
 --chart FILE also draws the memory per GPU of the top options as a PNG image in FILE.
 --lang zh|en answers in Chinese or English (default: from LANG / LC_ALL).
 Chinese input works too: gpusize 13B 全参微调 预算15万"""
