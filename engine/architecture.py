@@ -54,6 +54,27 @@ class Tensor(NamedTuple):
     d_out: int = 0
 
 
+ReleaseQuant = Literal["bf16", "fp8", "mxfp4", "int4", "awq", "gptq"]
+
+
+class Release(BaseModel):
+    """One official weight release of a model: its format, where it is published, and the layout
+    details that move its size (which tensors stay 16-bit, the FP8 scale granularity)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    quant: ReleaseQuant = Field(description="a name from engine.quant.QUANTS")
+    repo: str = Field(description="Hugging Face repo id of the release")
+    source: str = Field(description="where the format is stated (model card, config.json)")
+    # FP8: quantization_config.weight_block_size (128 = one fp32 scale per 128 x 128 block);
+    # 0 = one scale per output row (fbgemm_fp8, llm-compressor FP8_DYNAMIC).
+    fp8_block: int = Field(0, ge=0)
+    # Parts the release leaves in bf16 beyond embeddings, head, norms and router: "attention"
+    # (every attention projection) and "edge_layers" (the first and last blocks): Meta's
+    # Llama 3.1 405B FP8 quantizes only the FFNs of the inner 124 blocks.
+    bf16_parts: tuple[Literal["attention", "edge_layers"], ...] = ()
+
+
 class ModelSpec(BaseModel):
     """The architecture fields of one model, as config.json states them, with provenance."""
 
@@ -143,6 +164,15 @@ class ModelSpec(BaseModel):
     # with 128 x 128 block scales when fp8_block is set), "mxfp4" (gpt-oss: MoE experts only).
     native_quant: str = "bf16"
     native_source: str = Field("", description="where the release states its weight format")
+    # Official releases in other formats (the FP8 repo beside the BF16 one, an INT4/AWQ repo),
+    # each with its source; the native format is a release too (releases()).
+    releases: tuple[Release, ...] = ()
+    # Reasoning (thinking) models answer with long chains of thought: serving is sized for a
+    # context that holds a prompt plus `typical_output` tokens of answer (the maker's
+    # recommended maximum generation length, from `reasoning_source`).
+    reasoning: bool = False
+    typical_output: int = Field(0, ge=0)
+    reasoning_source: str = ""
     published_params: int | None = None
     # Some FP8 repos' Hub totals leave out the weight_scale_inv tensors their files store
     # (MiniMax-M2: 228,689,764,864 = the weights; MiniMax-M2.5, the same shapes: 228,703,644,928
@@ -161,6 +191,16 @@ class ModelSpec(BaseModel):
     @property
     def is_moe(self) -> bool:
         return self.experts > 0
+
+    def releases_all(self) -> tuple[Release, ...]:
+        """Every official release, the native format first."""
+        native = Release(quant=self.native_quant, repo=self.hf_repo or self.name,  # type: ignore[arg-type]
+                         source=self.native_source or self.source, fp8_block=self.fp8_block)
+        return (native, *(r for r in self.releases if r.quant != self.native_quant))
+
+    def release(self, quant: str) -> Release | None:
+        """The official release in `quant`, or None when there is none."""
+        return next((r for r in self.releases_all() if r.quant == quant), None)
 
     def is_moe_layer(self, i: int) -> bool:
         return self.is_moe and i >= self.dense_layers and (i + 1) % self.moe_every == 0
@@ -378,12 +418,12 @@ def is_fp8_block_quantized(t: Tensor) -> bool:
     return t.role in LINEAR_ROLES and t.role != "ffn_gate_inp"
 
 
-def fp8_block_scales(spec: ModelSpec, t: Tensor) -> int:
+def fp8_block_scales(spec: ModelSpec, t: Tensor, block: int | None = None) -> int:
     """float32 weight_scale_inv elements of one FP8 tensor: ceil(out/b) x ceil(in/b) per matrix
-    with weight_block_size [b, b] (DeepSeek-V3: 128)."""
-    if not spec.fp8_block or not is_fp8_block_quantized(t):
+    with weight_block_size [b, b] (DeepSeek-V3: 128); `block` defaults to the native one."""
+    b = spec.fp8_block if block is None else block
+    if not b or not is_fp8_block_quantized(t):
         return 0
-    b = spec.fp8_block
     stacked = t.elements // (t.d_in * t.d_out)  # routed experts share one tensor
     return stacked * -(-t.d_in // b) * -(-t.d_out // b)
 

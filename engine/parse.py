@@ -268,6 +268,8 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "quant": ("quant", _quant, " ".join(SERVING_QUANTS)),
     "context": ("context", _tokens_count, N_("tokens per sequence when serving, e.g. 8k")),
     "users": ("users", _plain_count, N_("concurrent sequences, e.g. 20")),
+    "prompt": ("prompt", _tokens_count, N_("prompt tokens per request when serving, e.g. 2k")),
+    "output": ("output", _tokens_count, N_("answer tokens per request when serving, e.g. 32k")),
     "kv": ("kv", lambda k, v: _choice(k, v, ("fp16", "fp8"), {"bf16": "fp16", "f16": "fp16"}),
            "fp16|fp8"),
     "tokens": ("tokens", _training_tokens, N_("training tokens, e.g. 2T or 300B")),
@@ -324,6 +326,8 @@ KEY_ALIASES = {
     # the names training and serving configs give them (LLaMA-Factory, HF Trainer, vLLM)
     "cutoff_len": "seq", "max_length": "seq", "per_device_train_batch_size": "batch",
     "lora_r": "rank", "max_model_len": "context", "max_num_seqs": "users",
+    "input": "prompt", "input_len": "prompt", "prompt_len": "prompt", "answer": "output",
+    "output_len": "output", "max_tokens": "output", "max_new_tokens": "output",
 }
 
 

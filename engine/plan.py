@@ -20,14 +20,15 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from engine import catalog, memory, speed
-from engine.architecture import ModelSpec
+from engine.architecture import EXPERT_ROLES, ModelSpec, Release
 from engine.catalog import GpuSpec
 from engine.cost import price_plan
+from engine.formats import WeightPath, weight_path
 from engine.i18n import N_, _
 from engine.market import STATUS_TEXT, access, market_word
 from engine.market import Access as MarketAccess
 from engine.prices import PriceBook
-from engine.quant import weight_bytes
+from engine.quant import fp8_block_size, get_quant, weight_bytes
 from engine.recommend import rank_key, tokens_text
 from engine.request import Request
 from engine.schema import Access, Memory, Plan, Service, Settings, Speed
@@ -45,14 +46,31 @@ class Strategy(NamedTuple):
     pp: int
     zero: int | None
     offload: str
-    replicas: int = 1  # serving: independent copies, each holding tp x pp GPUs
+    replicas: int = 1  # serving: independent copies, each holding tp x dp_attn x pp GPUs
+    # MoE: routed experts sharded whole over this many ranks (expert parallel) instead of each
+    # expert split by tensor parallelism; 1 = no expert parallelism
+    ep: int = 1
+    # serving MoE: attention (and the other dense layers) data parallel over this many groups
+    # of tp GPUs, each with its own users' KV cache (SGLang --enable-dp-attention, vLLM
+    # --data-parallel-size with --enable-expert-parallel); the experts span all of them
+    dp_attn: int = 1
+
+    @property
+    def replica_gpus(self) -> int:
+        """GPUs that hold one serving copy of the model."""
+        return self.tp * self.dp_attn * self.pp
 
     def describe(self, gpus: int, serving: bool, nvlink: bool) -> str:
         if serving:
             parts = []
-            if self.tp > 1:
+            if self.dp_attn > 1:
+                parts.append(_("attention data parallel DP={dp}").format(dp=self.dp_attn)
+                             + (_(" x TP={tp}").format(tp=self.tp) if self.tp > 1 else ""))
+            elif self.tp > 1:
                 parts.append(_("tensor parallel TP={tp}").format(tp=self.tp)
                              + ("" if nvlink else _(" over PCIe")))
+            if self.ep > 1:
+                parts.append(_("expert parallel EP={ep}").format(ep=self.ep))
             if self.pp > 1:
                 parts.append(_("layer split over {n} GPUs").format(n=self.pp)
                              + ("" if nvlink else " (PCIe)"))
@@ -76,6 +94,8 @@ class Strategy(NamedTuple):
             parts.append(f"TP={self.tp}")
         if self.pp > 1:
             parts.append(f"PP={self.pp}")
+        if self.ep > 1:
+            parts.append(f"EP={self.ep}")
         if self.offload != "none":
             parts.append(_("{what} offloaded to CPU").format(what=self.offload))
         return " + ".join(parts)
@@ -237,16 +257,24 @@ def users_per_replica(req: Request, s: Strategy) -> int:
     return -(-req.users // s.replicas)
 
 
+def users_per_group(req: Request, s: Strategy) -> int:
+    """Sequences one attention group holds: a replica's users over its attention DP groups."""
+    return -(-users_per_replica(req, s) // s.dp_attn)
+
+
 def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
-    shards = s.tp * s.pp
     size = weight_bytes(spec, req.weight_quant)
     on_gpu = size.total_bytes
     gguf = req.serving_engine == "llama.cpp"
     if gguf:  # llama.cpp keeps the token embedding table in host memory (a lookup, no matmul)
         on_gpu -= size.by_role.get("token_embd", 0)
-    weights = on_gpu / shards
+    # routed experts spread over every GPU of a pipeline stage (split by TP or whole by EP);
+    # attention and the other dense layers over the TP group, copied per attention DP group
+    experts = sum(size.by_role.get(r, 0) + size.by_role.get(r + "_bias", 0)
+                  for r in EXPERT_ROLES)
+    weights = ((on_gpu - experts) / s.tp + experts / (s.tp * s.dp_attn)) / s.pp
     kv_bytes = 1 if req.kv == "fp8" else 2
-    users = users_per_replica(req, s)
+    users = users_per_group(req, s)
     kv = memory.kv_cache(spec, context=req.context, users=users, kv_bytes=kv_bytes,
                          tp=s.tp, pp=s.pp)
     engine = req.serving_engine
@@ -264,18 +292,24 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         chunk = (_("up to {tokens} prompt tokens per pass").format(
             tokens=memory.PREFILL_CHUNK[engine]) if engine in memory.PREFILL_CHUNK
             else _("the whole prompt in one pass"))
+        spread = (_(" / {n} GPU(s)").format(n=s.tp * s.pp) if s.dp_attn == 1 else
+                  _("; experts / {n} GPUs, the rest / {tp} (copied in each of {dp} attention "
+                    "groups)").format(n=s.replica_gpus, tp=s.tp * s.pp, dp=s.dp_attn))
         return (
             ("weights", _("{gb:.2f} GB in {quant} ({bits:.2f} bits/weight; {note})").format(
                 gb=size.total_bytes / 1e9, quant=req.weight_quant, bits=size.bits_per_weight,
                 note=note)
              + (_(", token embeddings on the host as llama.cpp does") if gguf else "")
-             + _(" / {n} GPU(s)").format(n=shards)),
+             + spread),
             ("kv_cache", _("{users} sequence(s) x {context} tokens, {kv} KV ({layout}{window}) "
                            "/ TP {tp} / layer split {pp}").format(
                 users=users, context=req.context, kv=req.kv, layout=layout, window=window,
                 tp=s.tp, pp=s.pp)
              + (_("; each of {replicas} replicas serves {users} of the {total} users").format(
-                 replicas=s.replicas, users=users, total=req.users) if s.replicas > 1 else "")),
+                 replicas=s.replicas, users=users_per_replica(req, s), total=req.users)
+                if s.replicas > 1 else "")
+             + (_("; each of {dp} attention groups keeps the KV cache of its own {users} "
+                  "users").format(dp=s.dp_attn, users=users) if s.dp_attn > 1 else "")),
             ("activations", _("prefill workspace of {engine}: {chunk}, plus fp32 logits of the "
                               "sampled positions").format(engine=engine, chunk=chunk)),
         )
@@ -291,7 +325,7 @@ def components(spec: ModelSpec, req: Request, s: Strategy) -> Components:
 def _runtime(req: Request, s: Strategy, gpus: int) -> tuple[str | None, int]:
     """(engine, GPUs that work on one copy of the model): the serving replica, or the job."""
     if req.is_serving:
-        return req.serving_engine, s.tp * s.pp
+        return req.serving_engine, s.replica_gpus
     return None, gpus
 
 
@@ -369,7 +403,33 @@ def _serving_strategies(spec: ModelSpec, req: Request, gpus: int) -> list[Strate
             if pp > 1 and tp < min(GPUS_PER_SERVER, gpus) and req.serving_engine == "vllm" \
                     and not req.tp and tp * 2 in tps and pp * tp <= GPUS_PER_SERVER:
                 continue  # inside a server vLLM splits by TP, not by layers
-            out.append(Strategy(tp, 1, pp, None, "none", r))
+            out += _moe_variants(spec, req, Strategy(tp, 1, pp, None, "none", r))
+    return out
+
+
+def _experts_split_ok(spec: ModelSpec, req: Request, ways: int) -> bool:
+    """Whether tensor parallelism can split each expert `ways` ways: block-FP8 checkpoints need
+    every shard of the expert width to be whole blocks (vLLM's recipes: Qwen3-235B-A22B-FP8,
+    moe_intermediate 1536 with 128-blocks, TP 'must divide 12'; the experts go EP instead)."""
+    block = fp8_block_size(spec) if get_quant(req.weight_quant).family == "fp8" else 0
+    if not block or not spec.is_moe:
+        return True
+    return spec.moe_intermediate % ways == 0 and (spec.moe_intermediate // ways) % block == 0
+
+
+def _moe_variants(spec: ModelSpec, req: Request, s: Strategy) -> list[Strategy]:
+    """For an MoE model served by vLLM/SGLang: the experts split by TP as the dense layers are,
+    whole experts over the TP group (TP + EP), and attention data parallel with the experts over
+    every GPU of the stage (DP attention + EP), with TP inside each attention group."""
+    if not spec.is_moe or req.serving_engine != "vllm" or s.tp == 1:
+        return [s]
+    out = [s] if _experts_split_ok(spec, req, s.tp) else []
+    out.append(s._replace(ep=s.tp))
+    if not req.tp:
+        width = s.tp
+        for attn_tp in (t for t in (1, 2, 4) if t < width and width % t == 0
+                        and spec.heads % t == 0):
+            out.append(s._replace(tp=attn_tp, dp_attn=width // attn_tp, ep=width))
     return out
 
 
@@ -402,15 +462,21 @@ def _cached_components(spec: ModelSpec, req: Request, s: Strategy) -> Components
     return components(spec, req, s)
 
 
-def settings_for(req: Request, s: Strategy) -> Settings:
+def settings_for(req: Request, s: Strategy, fmt: Format | None = None) -> Settings:
     training = req.is_training
+    serving = {} if training else {
+        "prompt": req.prompt_tokens, "output": req.answer_tokens,
+        "release": fmt.release.repo if fmt and fmt.release else None,
+        "kernel": fmt.path.kernel if fmt else None,
+        "compute": fmt.path.compute if fmt else None}
     return Settings.build(
         tp=s.tp, dp=s.dp, pp=s.pp, zero=s.zero if training else None, offload=s.offload,
         checkpointing=req.checkpointing_mode, precision=req.precision,
         optimizer=req.optimizer if training else None, quant=req.weight_quant,
         seq=req.seq_len if training else None, batch=req.batch if training else None,
         context=None if training else req.context, users=None if training else req.users,
-        replicas=s.replicas, engine=req.serving_engine if req.is_serving else None)
+        replicas=s.replicas, engine=req.serving_engine if req.is_serving else None,
+        ep=s.ep, dp_attention=s.dp_attn, **serving)
 
 
 # -- speed and service -------------------------------------------------------------------------
@@ -421,7 +487,7 @@ def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strate
         users = users_per_replica(req, s)
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
                                users=users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
-                               pp=s.pp, engine=req.serving_engine)
+                               pp=s.pp, engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn)
         return Speed.build(decode_tokens_per_s=round(sp.decode_per_sequence, 1),
                            decode_tokens_per_s_aggregate=round(
                                sp.decode_per_sequence * req.users, 1),
@@ -444,22 +510,29 @@ def _train(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
                              trainable=trainable, offload=s.offload, pp=s.pp)
 
 
-def service_of(req: Request, sp: Speed) -> Service:
-    """What the plan gives against the service level (serving) or the deadline (tokens=)."""
+def service_of(req: Request, sp: Speed, held: int | None = None) -> Service:
+    """What the plan gives against the service level (serving) or the deadline (tokens=);
+    `held` is the users at req.context the KV cache holds with KV_SPARE to spare."""
     if req.is_serving:
         per = sp.decode_tokens_per_s or 0.0
-        ttft = req.context / sp.prefill_tokens_per_s if sp.prefill_tokens_per_s else math.inf
+        prompt = req.prompt_tokens
+        ttft = prompt / sp.prefill_tokens_per_s if sp.prefill_tokens_per_s else math.inf
         misses = []
         if per < req.decode_floor:
             misses.append(_("{per:.1f} tokens/s per user, under the {floor:g} asked").format(
                 per=per, floor=req.decode_floor))
         if ttft > req.ttft_ceiling:
             misses.append(_("{ttft:.1f} s to the first token at {context} tokens, over the "
-                            "{ceiling:g} s asked").format(ttft=ttft, context=req.context,
+                            "{ceiling:g} s asked").format(ttft=ttft, context=prompt,
                                                           ceiling=req.ttft_ceiling))
+        if held is not None and held < req.users:
+            misses.append(_("the KV cache holds {held} users at {context} tokens with {spare:.0%} "
+                            "to spare, under the {users} asked").format(
+                held=held, context=req.context, spare=KV_SPARE - 1, users=req.users))
         return Service.build(meets=not misses, decode_floor=req.decode_floor,
                              decode_per_user=round(per, 1), ttft_ceiling_s=round(req.ttft_ceiling, 2),
                              ttft_s=round(ttft, 2) if math.isfinite(ttft) else None,
+                             users_held=held, context=req.context, prompt=prompt,
                              misses=misses)
     if req.tokens is not None and sp.train_hours is not None:
         days = sp.train_hours / 24
@@ -484,6 +557,26 @@ class Candidate(NamedTuple):
     speed: float  # tokens/s per user (serving) or for the whole plan (training)
 
 
+# A serving plan meets the service level only when its KV cache holds users x context with this
+# much to spare: continuous batching admits a new request only when its blocks are free, and a
+# pool filled to the last block stalls admissions and preempts running sequences.
+KV_SPARE = 1.1
+
+
+def users_held(spec: ModelSpec, req: Request, s: Strategy, gpus: int, gpu: GpuSpec) -> int:
+    """Users at req.context the plan's KV cache holds with KV_SPARE to spare, all replicas
+    together: the memory the engine lets the model use, less everything but the KV cache, over
+    one user's KV bytes per GPU."""
+    c = _cached_components(spec, req, s)
+    engine, _group = _runtime(req, s, gpus)
+    per_user = c.kv_cache / users_per_group(req, s)
+    if per_user <= 0:
+        return 10**9
+    pool = gpu.memory_bytes * memory.usable_share(engine, req.gpu_util) - (
+        _need(c, req, s, gpus) - c.kv_cache)
+    return max(0, math.floor(pool / (KV_SPARE * per_user))) * s.dp_attn * s.replicas
+
+
 def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
                ) -> Candidate:
     need = _need(_cached_components(spec, req, s), req, s, n)
@@ -494,9 +587,11 @@ def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
                                users=users_per_replica(req, s),
                                kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,
-                               engine=req.serving_engine)
-        ttft = req.context / sp.prefill if sp.prefill else math.inf
-        reach = min(sp.decode_per_sequence / req.decode_floor, req.ttft_ceiling / ttft)
+                               engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn)
+        ttft = req.prompt_tokens / sp.prefill if sp.prefill else math.inf
+        held = users_held(spec, req, s, n, gpu)
+        reach = min(sp.decode_per_sequence / req.decode_floor, req.ttft_ceiling / ttft,
+                    held / req.users)
         return Candidate(n, s, verdict, need, reach >= 1, reach, sp.decode_per_sequence)
     tr = _train(spec, req, gpu, n, s, tokens=req.tokens)
     if req.tokens is None or tr.gpu_hours is None:
@@ -559,23 +654,19 @@ def choose(spec: ModelSpec, req: Request, gpu: GpuSpec,
         seen.append(c)
         if c.verdict == "fits" and c.meets:
             break
-        if c.verdict == "tight" and c.meets and req.is_serving and n >= GPUS_PER_SERVER:
-            break  # a full server that serves: more servers would not be preferred
         if c.verdict != "no" and not c.meets and req.is_training and c.reach > 0:
             # training time falls about as 1/n: jump close to the count the deadline needs
             skip_below = int(n / c.reach)
     if not seen:
         return None
     runs = [c for c in seen if c.verdict != "no"]
-    # serving from one server beats a roomier fit across several (the guides' 8 x H20 serving
-    # DeepSeek-R1 in FP8 runs tight, and runs)
-    one_server = ((True, False) if req.is_serving else (False,))
-    for single in one_server:
-        for verdict in ("fits", "tight"):
-            good = [c for c in runs if c.verdict == verdict and c.meets
-                    and (not single or c.gpus <= GPUS_PER_SERVER)]
-            if good:
-                return min(good, key=lambda c: c.gpus)
+    # A plan that keeps the headroom beats one that runs only without it, even across servers:
+    # the published guides size DeepSeek-V3/R1 in FP8 at 2 x 8 H20, not the 8 x H20 that loads
+    # the weights with a few GiB to spare.
+    for verdict in ("fits", "tight"):
+        good = [c for c in runs if c.verdict == verdict and c.meets]
+        if good:
+            return min(good, key=lambda c: c.gpus)
     if runs:
         return max(runs, key=lambda c: (c.reach, -c.gpus))
     return min(seen, key=lambda c: c.need / gpu.memory_bytes)
@@ -589,8 +680,68 @@ def _access_doc(a: MarketAccess, market: str) -> Access:
                         note=a.note, source=a.source, as_of=a.as_of)
 
 
+class Format(NamedTuple):
+    """One way to hold a model's weights on a card: the format the GPUs hold, the official
+    release it comes from (None: converted by the user), and how the card computes with it."""
+
+    quant: str
+    release: Release | None
+    path: WeightPath
+
+
+# Formats serving compares by default: the released 16-bit and 8-bit weights (and MXFP4 where
+# that is the only release). Official 4-bit releases lose more quality; they are offered as
+# alternatives ("with 4-bit AWQ weights") or asked for with quant=.
+DEFAULT_SERVING_FORMATS = ("bf16", "fp8", "mxfp4")
+
+
+def formats_for(spec: ModelSpec, req: Request, gpu: GpuSpec) -> list[Format]:
+    """The weight formats to plan on `gpu`: quant= when given; else, serving with vLLM, every
+    official release in DEFAULT_SERVING_FORMATS (BF16 beside the FP8 release, say), each as the
+    card runs it (FP8 natively on Ada/Hopper, weight-only on Ampere, converted on Ascend)."""
+    if req.quant is not None or not req.is_serving or req.serving_engine != "vllm":
+        quants = [req.weight_quant]
+    else:
+        quants = [r.quant for r in spec.releases_all() if r.quant in DEFAULT_SERVING_FORMATS]
+        quants = quants or [req.weight_quant]
+    out: list[Format] = []
+    for q in quants:
+        path = weight_path(gpu, q)
+        if any(f.quant == path.quant for f in out):
+            continue  # two releases the card holds alike (Ascend upcasts MXFP4 to the BF16 one)
+        out.append(Format(path.quant, spec.release(q), path))
+    return out
+
+
+FORMAT_WORDS = {"bf16": "BF16", "fp16": "FP16", "fp32": "FP32", "fp8": "FP8", "mxfp4": "MXFP4",
+                "int4": "INT4", "awq": "AWQ", "gptq": "GPTQ", "int8": "INT8", "nf4": "NF4"}
+# how each kernel path reads after the format in a plan's strategy
+KERNEL_SHORT = {
+    "fp8-w8a8": N_("FP8 compute"),
+    "w8a16-marlin": N_("run as W8A16, bf16 compute (no FP8 tensor cores)"),
+    "int8-w8a8-ascend": N_("converted to W8A8 INT8 with msModelSlim (no FP8 on Ascend)"),
+    "mxfp4-native": N_("FP4 compute"),
+    "w4a16-mxfp4": N_("run as W4A16, bf16 compute (no FP4 tensor cores)"),
+    "bf16-upcast": N_("upcast to bf16 (no MXFP4 kernels in CANN)"),
+    "w4a16": N_("W4A16, bf16 compute"),
+    "w4a8-ascend": N_("re-quantized to W4A8 with msModelSlim (no AWQ/GPTQ kernels in CANN)"),
+    "bnb": N_("bitsandbytes, bf16 compute"),
+}
+
+
+def format_text(fmt: Format) -> str:
+    """'FP8 weights (Qwen/Qwen3-235B-A22B-FP8), FP8 compute': the format a plan serves, the
+    release it comes from and how the card runs it."""
+    rel = fmt.release
+    word = FORMAT_WORDS.get(rel.quant if rel else fmt.quant, fmt.quant.upper())
+    text = (_("{format} weights ({repo})").format(format=word, repo=rel.repo) if rel
+            else _("{format} weights").format(format=word))
+    how = KERNEL_SHORT.get(fmt.path.kernel)
+    return text + (", " + _(how) if how else "")
+
+
 def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, c: Candidate, today: date,
-          book: PriceBook) -> Plan:
+          book: PriceBook, fmt: Format | None = None) -> Plan:
     s, gpus = c.strategy, c.gpus
     comp = _cached_components(spec, req, s)
     mem = build_memory(comp, req, s, gpus, gpu)
@@ -614,13 +765,21 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, c: Candidate, today: date
             market=market_word(market), status=_(STATUS_TEXT[got.status])))
     sp = plan_speed(spec, req, gpu, gpus, s)
     runs = mem.verdict != "no"
+    strategy = s.describe(gpus, req.is_serving, gpu.has_nvlink)
+    if req.is_serving:
+        fmt = fmt or formats_for(spec, req, gpu)[0]
+        strategy += "; " + format_text(fmt)
+        held = users_held(spec, req, s, gpus, gpu) if runs else None
+    else:
+        held = None
     return Plan.build(gpu=gpu.name, gpu_display=gpu.display, gpus=gpus, method=req.method,
-                      strategy=s.describe(gpus, req.is_serving, gpu.has_nvlink),
-                      settings=settings_for(req, s), memory=mem, speed=sp,
+                      strategy=strategy,
+                      settings=settings_for(req, s, fmt if req.is_serving else None),
+                      memory=mem, speed=sp,
                       cost=price_plan(gpu, gpus, req, today, sp.train_hours, book, got)
                       if runs else None,
                       notes=notes, verdict=mem.verdict, access=_access_doc(got, market),
-                      service=service_of(req, sp) if runs else Service.build(
+                      service=service_of(req, sp, held) if runs else Service.build(
                           meets=False, misses=[_("does not run: needs more memory per GPU")]))
 
 
@@ -650,22 +809,31 @@ def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
     plans: list[Plan] = []
     misses: list[str] = []
     for gpu in cards:
-        c = choose(spec, req, gpu, counts)
-        if c is None:
-            misses.append(_("{card}: no valid sharding for gpus={gpus}").format(
-                card=gpu.name, gpus=req.gpus))
+        options: list[Plan] = []
+        miss = ""
+        for fmt in formats_for(spec, req, gpu):
+            r = req if fmt.quant == req.weight_quant else req.model_copy(
+                update={"quant": fmt.quant})
+            c = choose(spec, r, gpu, counts)
+            if c is None:
+                miss = miss or _("{card}: no valid sharding for gpus={gpus}").format(
+                    card=gpu.name, gpus=req.gpus)
+                continue
+            if c.verdict == "no" and not req.gpu:
+                miss = miss or _("{card}: does not fit in {count} cards").format(
+                    card=gpu.display, count=counts[-1])
+                continue
+            options.append(_plan(spec, r, gpu, c, today, book, fmt))
+            if c.verdict != "no" and c.meets and req.goal == "time" and not req.gpus:
+                # more cards finish sooner: consider up to 8x the count (one server at least)
+                for bigger in (n for n in counts
+                               if c.gpus < n <= max(8 * c.gpus, GPUS_PER_SERVER)):
+                    more = _best_at(spec, r, gpu, bigger)
+                    if more is not None and more.verdict != "no":
+                        options.append(_plan(spec, r, gpu, more, today, book, fmt))
+        if not options:
+            misses.append(miss)
             continue
-        if c.verdict == "no" and not req.gpu:
-            misses.append(_("{card}: does not fit in {count} cards").format(
-                card=gpu.display, count=counts[-1]))
-            continue
-        options = [_plan(spec, req, gpu, c, today, book)]
-        if c.verdict != "no" and c.meets and req.goal == "time" and not req.gpus:
-            # more cards finish sooner: consider up to 8x the count (one server at least)
-            for bigger in (n for n in counts if c.gpus < n <= max(8 * c.gpus, GPUS_PER_SERVER)):
-                more = _best_at(spec, req, gpu, bigger)
-                if more is not None and more.verdict != "no":
-                    options.append(_plan(spec, req, gpu, more, today, book))
         plans.append(min(options, key=lambda p: rank_key(p, req)))
     plans.sort(key=lambda p: rank_key(p, req))
     return plans, misses, excluded

@@ -20,8 +20,10 @@ from functools import cache, lru_cache
 from typing import Literal, NamedTuple
 
 from engine.architecture import (
+    ATTN_ROLES,
     EXPERT_ROLES,
     LINEAR_ROLES,
+    MLA_ROLES,
     ModelSpec,
     Tensor,
     fp8_block_scales,
@@ -599,9 +601,13 @@ def _stored_bytes(
 
     fam = QUANTS[name].family
     half = "fp16" if fam == "gptq_awq" else "bf16"
-    fp8_block = fam == "fp8" and spec.fp8_block > 0
+    block = fp8_block_size(spec) if fam == "fp8" else 0
+    kept_fp8 = fp8_bf16_parts(spec) if fam == "fp8" else ()
     for t in inventory:
-        if fam == "float":
+        if fam == "fp8" and _kept_by_release(spec, t, kept_fp8):
+            add("bf16", t.role, 2 * t.elements)
+            kept.add(t.role)
+        elif fam == "float":
             add(name, t.role, t.elements * (4 if name == "fp32" else 2))
         elif fam == "mxfp4":
             # gpt-oss quantization_config.modules_to_not_convert: self_attn, router,
@@ -613,13 +619,13 @@ def _stored_bytes(
             else:
                 add("bf16", t.role, 2 * t.elements)
                 kept.add(t.role)
-        elif fp8_block:
-            # Block-FP8 release (DeepSeek-V3 model.safetensors.index.json): FP8 matrices with a
-            # float32 weight_scale_inv per 128 x 128 block; the router's
+        elif block:
+            # Block-FP8 release (DeepSeek-V3 model.safetensors.index.json, Qwen3-*-FP8): FP8
+            # matrices with a float32 weight_scale_inv per 128 x 128 block; the router's
             # e_score_correction_bias is float32; the rest bf16.
             if is_fp8_block_quantized(t):
                 add("fp8_e4m3", t.role, t.elements)
-                add("fp32 block scales", t.role, 4 * fp8_block_scales(spec, t))
+                add("fp32 block scales", t.role, 4 * fp8_block_scales(spec, t, block))
             elif t.role == "ffn_gate_inp_bias":
                 add("fp32", t.role, 4 * t.elements)
             else:
@@ -651,6 +657,32 @@ def _stored_bytes(
     return by_type, by_role, kept
 
 
+def fp8_block_size(spec: ModelSpec) -> int:
+    """Block size of FP8 weight scales: the native checkpoint's, else the official FP8
+    release's (Qwen3-*-FP8: 128); 0 = one scale per output row."""
+    if spec.fp8_block:
+        return spec.fp8_block
+    rel = spec.release("fp8")
+    return rel.fp8_block if rel else 0
+
+
+def fp8_bf16_parts(spec: ModelSpec) -> tuple[str, ...]:
+    """What the official FP8 release leaves in bf16 beyond embeddings, head, norms, router."""
+    rel = spec.release("fp8")
+    return rel.bf16_parts if rel else ()
+
+
+_ATTENTION_MATRICES = frozenset(ATTN_ROLES + MLA_ROLES)
+
+
+def _kept_by_release(spec: ModelSpec, t: Tensor, parts: tuple[str, ...]) -> bool:
+    if not parts or t.role not in LINEAR_ROLES:
+        return False
+    if "attention" in parts and t.role in _ATTENTION_MATRICES:
+        return True
+    return "edge_layers" in parts and t.layer in (0, spec.layers - 1)
+
+
 def native_quant(spec: ModelSpec) -> QuantScheme:
     """The scheme the release ships its weights in (ModelSpec.native_quant)."""
     return get_quant(spec.native_quant)
@@ -676,11 +708,18 @@ def _note(spec: ModelSpec, name: str, bits: float) -> str:
                  "expert weights; attention, router, embeddings, lm_head, norms{extra} in bf16, "
                  "as gpt-oss ships ({overall}).").format(mx_bits=MXFP4_BITS, block=MXFP4_BLOCK,
                                                          extra=extra, overall=overall)
-    if name == "fp8" and spec.fp8_block:
+    if name == "fp8" and fp8_bf16_parts(spec):
+        return _("FP8 E4M3 feed-forward matrices with an fp32 scale per output row, as {model}'s "
+                 "official FP8 release stores them; attention{edge}, embeddings, lm_head, norms"
+                 "{extra} in bf16 ({overall}).").format(
+            model=spec.display, extra=extra, overall=overall,
+            edge=_(", the first and last blocks") if "edge_layers" in fp8_bf16_parts(spec)
+            else "")
+    if name == "fp8" and fp8_block_size(spec):
         return _("FP8 E4M3 linear layers with an fp32 scale per {block} x {block} block, as "
                  "{model} is released; embeddings, lm_head, norms, router{extra} in bf16 "
-                 "({overall}).").format(block=spec.fp8_block, model=spec.display, extra=extra,
-                                        overall=overall)
+                 "({overall}).").format(block=fp8_block_size(spec), model=spec.display,
+                                        extra=extra, overall=overall)
     if name in ("bf16", "fp16"):
         return _("Every tensor in {name} (2 bytes per parameter), as the checkpoint stores "
                  "it.").format(name=name)

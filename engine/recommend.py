@@ -95,9 +95,13 @@ def speed_clause(plan: Plan, req: Request) -> str | None:
     sp, sv = plan.speed, plan.service
     if req.is_serving and sp.decode_tokens_per_s:
         ttft = (_(", {ttft:.1f} s to the first token at {context} tokens").format(
-            ttft=sv.ttft_s, context=req.context) if sv and sv.ttft_s is not None else "")
+            ttft=sv.ttft_s, context=sv.prompt or req.context)
+            if sv and sv.ttft_s is not None else "")
+        held = (_("; its KV cache holds {held:,} users at {context:,} tokens").format(
+            held=sv.users_held, context=sv.context or req.context)
+            if sv and sv.users_held is not None else "")
         return _("about {per:,.0f} tokens/s per user for {users} users{ttft}").format(
-            per=sp.decode_tokens_per_s, users=req.users, ttft=ttft)
+            per=sp.decode_tokens_per_s, users=req.users, ttft=ttft) + held
     if sp.train_hours is not None and req.tokens:
         return _("the {tokens} tokens take {days:,.1f} days ({hours:,.0f} h)").format(
             tokens=tokens_text(req.tokens), days=sp.train_hours / 24, hours=sp.train_hours)

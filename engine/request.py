@@ -122,6 +122,11 @@ class Request(BaseModel):
     targets: Targets = "all"
     quant: str | None = None
     context: int = Field(4096, ge=1, le=10_000_000)
+    # Serving: the prompt and answer lengths of one request (context = prompt + answer). Unset,
+    # the prompt is the context less the answer, and the answer is a reasoning model's typical
+    # output (engine.sizing.with_model_defaults) or none.
+    prompt: int | None = Field(None, ge=1, le=10_000_000)
+    output: int | None = Field(None, ge=1, le=10_000_000)
     users: int = Field(1, ge=1, le=100_000)
     kv: KvDtype = "fp16"
     tokens: int | None = Field(None, ge=1)
@@ -216,12 +221,29 @@ class Request(BaseModel):
         return self.min_speed if self.min_speed is not None else READING_PACE
 
     @property
+    def answer_tokens(self) -> int:
+        """Tokens one answer runs to: output=, else what is left of the context after prompt=,
+        else none (the whole context is prompt)."""
+        if self.output is not None:
+            return min(self.output, self.context)
+        if self.prompt is not None:
+            return max(0, self.context - self.prompt)
+        return 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Tokens of one prompt: prompt=, else the context less the answer (at least 1)."""
+        if self.prompt is not None:
+            return min(self.prompt, self.context)
+        return max(1, self.context - self.answer_tokens)
+
+    @property
     def ttft_ceiling(self) -> float:
-        """Seconds to the first token for a prompt as long as context=: ttft=, else context /
-        800 tokens/s and at least 2 s (a full 8k prompt in 10 s, 128k in 160 s)."""
+        """Seconds to the first token for one prompt: ttft=, else prompt / 800 tokens/s and at
+        least 2 s (an 8k prompt in 10 s, 128k in 160 s)."""
         if self.ttft is not None:
             return self.ttft
-        return max(TTFT_FLOOR_S, self.context / PREFILL_FLOOR)
+        return max(TTFT_FLOOR_S, self.prompt_tokens / PREFILL_FLOOR)
 
     @property
     def deadline_days(self) -> float:

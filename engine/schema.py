@@ -184,6 +184,23 @@ class Settings(_Doc):
     users: int | None
     replicas: int = Field(1, description="independent copies of the model serving `users`")
     engine: str | None = Field(None, description="serving engine the plan is sized for")
+    ep: int = Field(1, description="MoE: ranks the routed experts are sharded over whole "
+                                   "(expert parallel); 1 = none")
+    dp_attention: int = Field(1, description="serving MoE: attention data-parallel groups, each "
+                                             "of `tp` GPUs with its own users' KV cache (SGLang "
+                                             "--enable-dp-attention --dp N; vLLM "
+                                             "--data-parallel-size N); 1 = none")
+    prompt: int | None = Field(None, description="serving: prompt tokens per request")
+    output: int | None = Field(None, description="serving: answer tokens per request")
+    release: str | None = Field(None, description="serving: Hugging Face repo of the official "
+                                                  "release served (null: converted by the user)")
+    kernel: str | None = Field(None, description="serving: how the card runs the weights: "
+                                                 "bf16 | fp8-w8a8 | w8a16-marlin | "
+                                                 "int8-w8a8-ascend | mxfp4-native | w4a16-mxfp4 "
+                                                 "| bf16-upcast | w4a16 | w4a8-ascend | bnb | "
+                                                 "gguf (engine/formats.py)")
+    compute: str | None = Field(None, description="serving: the tensor-core format the matrix "
+                                                  "multiplies run in: bf16 | fp8 | int8 | fp32")
 
 
 class Access(_Doc):
@@ -205,7 +222,12 @@ class Service(_Doc):
     decode_floor: float | None = Field(None, description="tokens/s each user must get")
     decode_per_user: float | None = None
     ttft_ceiling_s: float | None = Field(None, description="seconds to the first token allowed")
-    ttft_s: float | None = Field(None, description="prefill of one prompt of `context` tokens")
+    ttft_s: float | None = Field(None, description="prefill of one prompt of `prompt` tokens")
+    users_held: int | None = Field(None, description="users at `context` tokens the KV cache "
+                                                     "holds with 10% to spare, all replicas")
+    context: int | None = Field(None, description="serving: tokens per sequence (prompt + "
+                                                  "answer) the KV cache is sized for")
+    prompt: int | None = Field(None, description="serving: prompt tokens `ttft_s` is for")
     deadline_days: float | None = Field(None, description="for tokens=: days the run may take")
     days: float | None = Field(None, description="for tokens=: wall-clock days it takes")
     misses: list[str] = Field(default_factory=list, description="what falls short, in words")

@@ -15,7 +15,13 @@ from engine.architecture import ModelSpec
 from engine.explain import assumptions, warnings
 from engine.i18n import _
 from engine.parse import parse
-from engine.plan import GPUS_PER_SERVER, ranked_plans, usable
+from engine.plan import (
+    DEFAULT_SERVING_FORMATS,
+    FORMAT_WORDS,
+    GPUS_PER_SERVER,
+    ranked_plans,
+    usable,
+)
 from engine.prices import PriceBook, price_book
 from engine.request import Request
 from engine.resolve import HubLookup, resolve_model
@@ -36,12 +42,48 @@ def size(req: Request, *, hub: HubLookup | None = None, book: PriceBook | None =
     return answer_for(spec, req, query=query, model_notes=notes, today=today, book=book)
 
 
+# A reasoning model's serving context when context= is not given: a prompt of this many tokens
+# plus the model's typical output (its maker's recommended generation length).
+REASONING_PROMPT = 4096
+
+
+def with_model_defaults(spec: ModelSpec, req: Request) -> tuple[Request, tuple[str, ...]]:
+    """Serving a reasoning model without context=: the context holds a prompt and the model's
+    typical output (R1, Qwen3 in thinking mode: 32k), as long as the model allows."""
+    given = req.model_fields_set
+    if not (req.is_serving and spec.reasoning and spec.typical_output) or "context" in given:
+        return req, ()
+    output = req.output or spec.typical_output
+    prompt = req.prompt or REASONING_PROMPT
+    context = min(spec.max_context, prompt + output)
+    output = min(output, context - min(prompt, context - 1))
+    note = _("{model} is a reasoning model: its answers run to about {output:,} tokens ({source});"
+             " serving is sized for {context:,}-token sequences ({prompt:,} of prompt, {answer:,} "
+             "of answer; set context=, prompt=, output=)").format(
+        model=spec.display, output=spec.typical_output,
+        source=spec.reasoning_source.split(" (")[0],  # the URL; the quote stays in the catalog
+        context=context, prompt=context - output, answer=output)
+    return req.model_copy(update={"context": context, "output": output}), (note,)
+
+
 def with_native_format(spec: ModelSpec, req: Request) -> tuple[Request, tuple[str, ...]]:
-    """Serving, and LoRA's frozen base, use the released weights' format (FP8 for DeepSeek-V3,
-    MXFP4 for gpt-oss) unless quant= says otherwise."""
+    """LoRA's frozen base uses the released weights' format (FP8 for DeepSeek-V3, MXFP4 for
+    gpt-oss) unless quant= says otherwise. Serving compares the official releases per card
+    (engine.plan.formats_for); the note says which ones."""
     native = spec.native_quant
-    if (req.quant is not None or native in ("bf16", "fp16")
-            or not (req.is_serving or req.spec.adapters) or native not in req.spec.quants):
+    if req.quant is not None:
+        return req, ()
+    if req.is_serving:
+        formats = [r for r in spec.releases_all() if r.quant in DEFAULT_SERVING_FORMATS]
+        if len(formats) < 2 and native in ("bf16", "fp16"):
+            return req, ()
+        listed = _(", ").join(_("{format} ({repo})").format(
+            format=FORMAT_WORDS.get(r.quant, r.quant), repo=r.repo) for r in formats)
+        return req, (_("official releases compared on every card: {releases}; each plan names the "
+                       "one it serves and how the card runs it (FP8 natively only with FP8 tensor "
+                       "cores: Ada, Hopper, Blackwell, MI300; weight-only on Ampere, converted to "
+                       "INT8 on Ascend); set quant= for one format").format(releases=listed),)
+    if native in ("bf16", "fp16") or not req.spec.adapters or native not in req.spec.quants:
         return req, ()
     note = _("{model} is released in {quant} ({source}): sized in that format; set quant= for "
              "another").format(model=spec.display, quant=native, source=spec.native_source
@@ -67,9 +109,15 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     """`size` for a model already resolved (validation and tests pass specs directly)."""
     today = today or date.today()
     book = book or price_book()
+    req, defaults = with_model_defaults(spec, req)
     req, native = with_native_format(spec, req)
+    native = defaults + native
     plans, misses, excluded = ranked_plans(spec, req, today=today, book=book)
     top = plans[0] if plans else None
+    asked = req
+    if req.is_serving and req.quant is None and top is not None:
+        # what the answer's text describes: the format the recommended plan serves
+        req = req.model_copy(update={"quant": top.settings.quant})
     good = usable(top, req)
     if good:
         text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
@@ -86,7 +134,7 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                            mtp_params=spec.mtp_params, native_quant=spec.native_quant)
     return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
                         market=market, plans=plans, recommendation=text,
-                        alternatives=_alternatives(spec, req, top, good, today, book),
+                        alternatives=_alternatives(spec, asked, top, good, today, book),
                         advice=recommend.advice(spec, req, plans),
                         trial=recommend.trial(top, req) if good else None,
                         assumptions=assumptions(spec, req, model_notes + native, book),

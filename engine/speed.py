@@ -19,6 +19,7 @@ from typing import NamedTuple
 from engine import memory
 from engine.architecture import EXPERT_ROLES, ModelSpec, tensors
 from engine.catalog import GpuSpec
+from engine.formats import compute_tflops, weight_path
 from engine.i18n import _
 from engine.methods import MethodSpec
 from engine.quant import get_quant, weight_bytes
@@ -49,8 +50,9 @@ BANDWIDTH_EFFICIENCY = {("llama.cpp", "gddr"): 0.82, ("llama.cpp", "hbm"): 0.55,
 # 7B-32B AWQ/GPTQ-Int4 on A100: 0.66-0.78; gpt-fast int4 Llama 2 7B/70B: 0.7), int8 ~0.8
 # (vLLM GPTQ-Int8 Qwen2.5 7B-72B, gpt-fast int8 Llama 2/3.1: 0.75-0.9), FP8 ~0.9 (SGLang Qwen3
 # 8B-32B FP8 vs BF16 on one H20: 1.8x for half the bytes).
-STREAM_EFFICIENCY = {"float": 1.0, "fp8": 0.9, "bnb": 0.8, "gptq_awq": 0.7, "mxfp4": 0.7,
-                     "gguf": 1.0}
+# Keyed by the card's path for the weights (engine/formats.py): FP8 weight-only (Marlin W8A16 on
+# Ampere) and W8A8 INT8 stream like int8 weight-only kernels.
+STREAM_EFFICIENCY = {"float": 1.0, "fp8": 0.9, "bnb": 0.8, "w8": 0.8, "w4": 0.7, "gguf": 1.0}
 # Host work per decode step outside the GPU graph (scheduler, sampler, detokenizer), paid in
 # series with the step: 1.3-2.4 ms in vLLM 0.6.3 (Qwen2.5 0.5B-32B on A100, after the weights
 # and per-layer time above); gpt-fast's compiled loop pays almost none.
@@ -84,6 +86,11 @@ MOE_BATCH1_RANGE = (0.5, 1.5)
 # One small-message all-reduce (tensor parallel decode: two per layer): ~10 us over NVLink
 # (gpt-fast Llama 2 7B at TP 2/4/8 on A100: 169/254/328 tokens/s), ~30 us over PCIe.
 ALLREDUCE_S = {"nvlink": 10e-6, "pcie": 30e-6}
+# One expert-parallel all-to-all (dispatch or combine) of a decode step's few tokens: DeepEP's
+# low-latency kernels on H800 take ~77 us to dispatch 128 tokens a rank over RDMA at EP 8
+# (deepseek-ai/DeepEP README); inside an NVLink server a few-token exchange costs ~2.5
+# all-reduces; over PCIe, the host-bounced equivalent.
+ALLTOALL_S = {"nvlink": 25e-6, "pcie": 75e-6, "rdma": 80e-6}
 # Share of the FEED-corrected tensor peak that prefill reaches. llama.cpp's pp512 runs cuBLAS
 # with FP16 accumulation (ggml-cuda's mul_mat_cublas: CUBLAS_COMPUTE_16F), which GeForce cards
 # execute at twice their FP32-accumulate rate, on 512-token micro-batches: fitted to llama-bench
@@ -185,14 +192,14 @@ def fp16_accumulate_halved(gpu: GpuSpec) -> bool:
 
 
 def tensor_tflops(gpu: GpuSpec, quant: str, engine: str = "vllm") -> float:
-    """Dense tensor peak the engine's GEMMs run at: FP8 GEMMs for fp8 checkpoints where the card
-    has them, else 16-bit (GGUF and 4-bit kernels dequantize into fp16 tiles); llama.cpp's cuBLAS
-    calls accumulate in FP16, at twice the catalog's FP32-accumulate figure on GeForce."""
-    if quant == "fp8" and gpu.fp8_tflops:
-        return gpu.fp8_tflops
-    if engine == "llama.cpp" and fp16_accumulate_halved(gpu):
+    """Dense tensor peak the engine's GEMMs run at: the compute format of the card's path for
+    the weights (engine/formats.py: FP8 GEMMs for FP8 checkpoints on cards with FP8 tensor
+    cores, bf16 where they run weight-only); llama.cpp's cuBLAS calls accumulate in FP16, at
+    twice the catalog's FP32-accumulate figure on GeForce."""
+    path = weight_path(gpu, quant)
+    if path.compute == "bf16" and engine == "llama.cpp" and fp16_accumulate_halved(gpu):
         return 2 * gpu.fp16_tflops
-    return gpu.bf16_tflops
+    return compute_tflops(gpu, path)
 
 
 def utilization(gpu: GpuSpec, efficiency: float, peak_tflops: float | None = None) -> float:
@@ -241,21 +248,26 @@ def attention_flops_per_token(spec: ModelSpec, context: int) -> float:
     return 4 * span * spec.q_dim
 
 
-def _active_weight_bytes(spec: ModelSpec, quant: str, users: int) -> float:
-    """Bytes a decode step reads: dense weights once, plus the experts the batch touches."""
+def _active_weight_split(spec: ModelSpec, quant: str, users: int) -> tuple[float, float]:
+    """Bytes a decode step reads: (dense weights, read once; the experts the batch touches)."""
     size = weight_bytes(spec, quant)
     total = float(size.total_bytes)
     total -= size.by_role.get("token_embd", 0)  # a row lookup, not a matmul
     if spec.tied_embeddings:
         total += size.by_role.get("token_embd", 0)  # ... unless it is the output head too
     if not spec.is_moe:
-        return total
+        return total, 0.0
     expert_bytes = sum(size.by_role.get(r, 0) for r in EXPERT_ROLES)
     # Expected distinct experts a batch of `users` tokens routes to, top-k of E uniformly:
     # E * (1 - (1 - k/E)^users).
     k, e = spec.active_experts, spec.experts
     touched = e * (1 - (1 - k / e) ** users)
-    return total - expert_bytes + expert_bytes * touched / e
+    return total - expert_bytes, expert_bytes * touched / e
+
+
+def _active_weight_bytes(spec: ModelSpec, quant: str, users: int) -> float:
+    """Bytes a decode step reads: dense weights once, plus the experts the batch touches."""
+    return sum(_active_weight_split(spec, quant, users))
 
 
 # -- serving --------------------------------------------------------------------------------
@@ -268,28 +280,50 @@ def _serving_engine(gpu: GpuSpec, engine: str) -> str:
     return "vllm" if gpu.vendor == "huawei" else engine
 
 
+def _link(gpu: GpuSpec, gpus: int) -> str:
+    if gpus > GPUS_PER_SERVER:
+        return "rdma"
+    return "nvlink" if gpu.has_nvlink else "pcie"
+
+
 def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
-                  kv_bytes: int, tp: int, engine: str) -> tuple[float, dict[str, float]]:
+                  kv_bytes: int, tp: int, engine: str, ep: int = 1,
+                  dp_attn: int = 1) -> tuple[float, dict[str, float]]:
     """Seconds per decode step and its parts: streaming weights and KV, fixed per-layer GPU
-    time, MoE routing, MLA kernels, tensor-parallel all-reduces; eager engines wait on the
-    host when it launches slower than the GPU runs."""
+    time, MoE routing, MLA kernels, tensor-parallel all-reduces and expert-parallel
+    all-to-alls; eager engines wait on the host when it launches slower than the GPU runs.
+    `users` are one replica's; with attention data parallel (dp_attn groups of tp GPUs) each
+    group reads its own copy of the dense weights and its own users' KV cache, and every GPU
+    of the replica its share of the experts the whole batch touches."""
     efficiency = BANDWIDTH_EFFICIENCY[(engine, gpu.memory_kind)]
     if engine != "llama.cpp":
-        efficiency *= STREAM_EFFICIENCY[get_quant(quant).family]
+        efficiency *= STREAM_EFFICIENCY[weight_path(gpu, quant).stream]
     bandwidth = gpu.bandwidth_gbps * 1e9 * efficiency
-    weights = _active_weight_bytes(spec, quant, users)
-    kv = memory.kv_cache(spec, context=context, users=users, kv_bytes=kv_bytes, tp=1)
+    dense, experts = _active_weight_split(spec, quant, users)
+    weights = dense + experts
+    group_users = -(-users // dp_attn)
+    kv = memory.kv_cache(spec, context=context, users=group_users, kv_bytes=kv_bytes, tp=1)
+    # MLA's latent cache is not split by TP: every rank of the group reads all of it
+    kv_read = kv if spec.attention == "mla" else kv / tp
     # TP splits each layer's bytes across GPUs read in parallel; a layer split's stages read
     # their layers one after another, so it adds capacity but no speed for one token.
-    read = (weights + kv) / tp / bandwidth
+    read = (dense / tp + experts / (tp * dp_attn) + kv_read) / bandwidth
     compute = 2 * spec.active_params * users / (
-        tensor_tflops(gpu, quant, engine) * 1e12 * tp * utilization(gpu, PREFILL_EFFICIENCY[engine]))
+        tensor_tflops(gpu, quant, engine) * 1e12 * tp * dp_attn
+        * utilization(gpu, PREFILL_EFFICIENCY[engine]))
     layers = spec.layers * LAYER_OVERHEAD_S[engine]
     moe = spec.moe_layers * MOE_LAYER_S[engine]
     mla = spec.layers * MLA_LAYER_S[engine] if spec.attention == "mla" else 0.0
     comm = 0.0
-    if tp > 1:
-        comm = 2 * spec.layers * ALLREDUCE_S["nvlink" if gpu.has_nvlink else "pcie"]
+    link = "nvlink" if gpu.has_nvlink else "pcie"
+    if ep > 1:
+        # attention (and dense MLP) outputs all-reduced inside the TP group; each MoE layer
+        # dispatches tokens to their experts' ranks and combines them back: two all-to-alls
+        dense_layers = spec.layers - spec.moe_layers
+        comm = (spec.layers + dense_layers) * ALLREDUCE_S[link] if tp > 1 else 0.0
+        comm += 2 * spec.moe_layers * ALLTOALL_S[_link(gpu, tp * dp_attn)]
+    elif tp > 1:
+        comm = 2 * spec.layers * ALLREDUCE_S[link]
     device = max(read, compute) + layers + moe + mla + comm + STEP_OVERHEAD_S[engine]
     host = (spec.layers * HOST_LAYER_S.get(engine, 0.0)
             + spec.moe_layers * spec.experts * HOST_EXPERT_S.get(engine, 0.0))
@@ -312,13 +346,14 @@ def prefill_tokens_per_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: 
 
 
 def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
-                kv_bytes: int, tp: int, pp: int, engine: str | None = None) -> ServeSpeed:
+                kv_bytes: int, tp: int, pp: int, engine: str | None = None, ep: int = 1,
+                dp_attn: int = 1) -> ServeSpeed:
     """Decode is bandwidth bound (plus fixed per-layer costs that dominate small and MoE models
     at batch 1); prefill is compute bound."""
     asked = engine or engine_for(quant)
     eng = _serving_engine(gpu, asked)
     step, p = decode_step_s(spec, gpu, quant=quant, context=context, users=users,
-                            kv_bytes=kv_bytes, tp=tp, engine=eng)
+                            kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn)
     per_seq = 1 / step
     prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng)
     detail = _("decode: {gb:.2f} GB read per step over {n} GPU(s) at {eff:.0%} of {bw:.0f} GB/s"
@@ -335,7 +370,10 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
         detail += _(" (published batch-1 runs of one MoE setup differ about 2x: expect"
                     " {low:.0f}-{high:.0f} tokens/s)").format(
             low=per_seq * MOE_BATCH1_RANGE[0], high=per_seq * MOE_BATCH1_RANGE[1])
-    if p["comm"]:
+    if p["comm"] and ep > 1:
+        detail += _("; expert-parallel all-to-alls and all-reduces {ms:.1f} ms").format(
+            ms=p["comm"] * 1e3)
+    elif p["comm"]:
         detail += _("; {n} tensor-parallel all-reduces {ms:.1f} ms").format(
             n=2 * spec.layers, ms=p["comm"] * 1e3)
     if p["host"] > p["read"] + p["layers"]:

@@ -334,7 +334,8 @@ def render_setups(rows: list[SetupRow]) -> list[str]:
         "Configurations someone ran (or saw run out of memory) and published, from `validation/setups.toml`."
         " gpusize is asked for exactly that card and count (`gpu=` and `gpus=`, so plans[0] is the pinned"
         " plan); *gpusize* is its verdict: `fits` (with the headroom), `tight` (only without it) or `no`."
-        " A setup that ran agrees with `fits` or `tight`; one that ran out of memory agrees with `no`."
+        " A setup that ran agrees with `fits` or `tight`; one that ran out of memory, or is smaller than a"
+        " guide's published minimum (`below_minimum`), agrees with `no`."
         " Speeds are on the plan's basis (training throughput for the whole run). Engines the grammar lacks"
         " (SGLang, gpt-fast) are queried as `engine=vllm`.",
         "",

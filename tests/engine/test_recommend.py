@@ -124,8 +124,20 @@ def test_replicas_share_the_users() -> None:
 
 
 def test_one_server_is_preferred_when_it_serves() -> None:
-    top = ask("deepseek-r1 inference").plans[0]
-    assert top.gpus <= 8 and top.service.meets
+    # Qwen3-Coder-480B in its official FP8 release fits one 8-GPU server with the headroom
+    top = ask("qwen3-coder-480b-a35b inference").plans[0]
+    assert top.gpus <= 8 and top.service.meets and top.settings.quant == "fp8"
+    assert "FP8" in top.strategy and top.settings.release.endswith("-FP8")
+
+
+def test_a_tight_server_does_not_beat_a_roomy_pair() -> None:
+    # SGLang's DeepSeek guide runs FP8 R1 on 2 x 8 H20, not on the one 8 x H20 box that loads
+    # the weights with a few GiB to spare: a plan that keeps the headroom comes first
+    ans = ask("deepseek-r1 inference")
+    h20 = next(p for p in ans.plans if p.gpu == "h20")
+    assert h20.gpus == 16 and h20.verdict == "fits" and h20.service.meets
+    top = ans.plans[0]
+    assert top.service.context >= 32768 and top.service.users_held >= 1
 
 
 # -- verdicts ---------------------------------------------------------------------------------------
