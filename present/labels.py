@@ -142,6 +142,7 @@ INPUTS = {
     "zero": N_("ZeRO stage"), "offload": N_("offload"), "tp": N_("tensor parallel"),
     "rank": N_("LoRA rank"), "targets": N_("LoRA targets"), "quant": N_("weight format"),
     "context": N_("context"), "users": N_("concurrent users"), "kv": N_("KV cache format"),
+    "prompt": N_("prompt length"), "output": N_("answer length"),
     "tokens": N_("training tokens"), "headroom": N_("headroom"), "loss": N_("loss"),
     "fused_step": N_("fused optimizer step"), "compile": N_("torch.compile"),
     "engine": N_("serving engine"), "budget": N_("budget"), "currency": N_("currency"),
@@ -179,7 +180,7 @@ def input_value(name: str, value: object, currency: str = "CNY") -> str:
         return gpu.display if gpu else value
     if isinstance(value, bool):
         return _("on") if value else _("off")
-    if name in ("seq", "context") and isinstance(value, int):
+    if name in ("seq", "context", "prompt", "output") and isinstance(value, int):
         return _("{count:,} tokens").format(count=value)
     if name == "hours" and isinstance(value, int | float):
         return _("{hours:g} h/month").format(hours=value)
