@@ -17,6 +17,8 @@ EXPECTED_NAMES = {
     "rtx-a5000",
     "rtx-a6000",
     "rtx-6000-ada",
+    "rtx-pro-6000",
+    "rtx-pro-6000d",
     "l40s",
     "l20",
     "a100-40gb",
@@ -48,7 +50,7 @@ EXPECTED_NAMES = {
 }
 
 CHINA_MARKET = {"a800", "h800", "h20", "l20", "rtx-4090d", "rtx-5090d", "rtx-5090d-v2",
-                "rtx-4090-48gb", "ascend-910b", "ascend-910c"}
+                "rtx-4090-48gb", "ascend-910b", "ascend-910c", "rtx-pro-6000d"}
 # The cards engine/speed.py hard-coded as GDDR ("WORKSTATION") before memory_kind existed.
 FORMER_WORKSTATION_SET = {"rtx-4090", "rtx-3090", "rtx-a4000", "rtx-a5000", "rtx-a6000",
                           "rtx-6000-ada", "l40s", "l20"}
@@ -60,7 +62,7 @@ def all_rows() -> list[GpuSpec]:
 
 def test_all_rows_load() -> None:
     assert set(gpus()) == EXPECTED_NAMES
-    assert len(gpus()) == 33
+    assert len(gpus()) == 35
     for name, spec in gpus().items():
         assert spec.name == name
 
@@ -318,7 +320,7 @@ def test_memory_kind_keeps_the_former_workstation_set() -> None:
         assert gpus()[name].memory_kind == "gddr"
     gddr = {s.name for s in all_rows() if s.memory_kind == "gddr"}
     added = {"l40", "l4", "a10", "rtx-5090", "rtx-5090d", "rtx-5090d-v2", "rtx-4090d",
-             "rtx-4090-48gb"}
+             "rtx-4090-48gb", "rtx-pro-6000", "rtx-pro-6000d"}
     assert gddr == FORMER_WORKSTATION_SET | added
 
 
