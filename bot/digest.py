@@ -35,7 +35,7 @@ from bot.permissions import ADMIN_UNKNOWN, AdminUnknown, Permissions, Refused
 from bot.pricestore import PriceRecord, PriceStore, newest
 from bot.pricetables import DEFAULT_CARDS
 from engine import catalog
-from engine.cost import CostInputs, plan_cost
+from engine.cost import HOURS_PER_MONTH, CostInputs, plan_cost
 from engine.i18n import N_, _, money, set_language
 from engine.parse import ParseError
 from engine.prices import STALE_DAYS, price_book
@@ -430,8 +430,9 @@ def _cheapest(best: dict[tuple[str, str], PriceRecord], cards: list[str],
                      f"{book.convert(_mid(rent), rent.currency, currency):,.2f}" if rent else "-",
                      money(book.convert(_mid(buy), buy.currency, currency), currency).replace(
                          " " + currency, "") if buy else "-",
-                     _("> {hours:.0f} h/mo").format(hours=pc.break_even_hours)
-                     if pc.break_even_hours is not None else "-"])
+                     ("-" if pc.break_even_hours is None else _("never: rent")
+                      if pc.break_even_hours > HOURS_PER_MONTH  # more hours than a month has
+                      else _("> {hours:.0f} h/mo").format(hours=pc.break_even_hours))])
     return "\n".join([_("*The cards this workspace asks about*") + " " + _(
         "(rent per GPU-hour, buy per card, and the use a month above which buying a server "
         "of them pays off)"), "```", *columns(rows, right=(1, 2, 3)), "```"])

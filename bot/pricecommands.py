@@ -15,22 +15,22 @@ from bot.pricestore import MAX_QUOTES, PriceRecord, PriceStore, QuotaFull, new_i
 from engine import catalog
 from engine.i18n import N_, _
 from engine.parse import ParseError, parse_money
-from engine.prices import STALE_DAYS, PriceRejected, price_book
+from engine.prices import KIND_TEXT, STALE_DAYS, PriceRejected, price_book
 from present.blockkit import clean_field, user_ref
 
 KINDS = {"buy": "buy_card", "purchase": "buy_card", "buy-card": "buy_card",
          "buy-server": "buy_server", "server": "buy_server",
          "rent": "rent_card_hour", "rent-hour": "rent_card_hour", "hourly": "rent_card_hour",
-         "rent-month": "rent_server_month", "monthly": "rent_server_month"}
-KIND_TEXT = {"buy_card": N_("buy per card"), "buy_server": N_("buy per server"),
-             "rent_card_hour": N_("rent per GPU-hour"),
-             "rent_server_month": N_("rent per server-month")}
+         "rent-month": "rent_server_month", "monthly": "rent_server_month",
+         "cluster": "rent_cluster_hour", "rent-cluster": "rent_cluster_hour",
+         "reserved": "rent_cluster_hour"}
 SUBCOMMANDS = ("price", "prices", "quote", "quotes")
 # one person entering quotes in a loop must not fill the workspace's MAX_QUOTES in a minute
 QUOTE_LIMIT = Limit(name="quote", count=20, window_s=600)
-QUOTE_USAGE = N_('`/gpusize quote CARD buy|rent|buy-server|rent-month AMOUNT vendor="Name"` '
-               '(e.g. `/gpusize quote H100 buy 230k vendor="Chengdu IDC A"`, '
-               '`/gpusize quote 8xa800 buy-server 1.2M vendor="X"`, `/gpusize quote 4090 rent 2.5`)')
+QUOTE_USAGE = N_('`/gpusize quote CARD buy|rent|buy-server|rent-month|cluster AMOUNT '
+               'vendor="Name"` (e.g. `/gpusize quote H100 buy 230k vendor="Chengdu IDC A"`, '
+               '`/gpusize quote 8xa800 buy-server 1.2M vendor="X"`, `/gpusize quote 4090 rent 2.5`, '
+               '`/gpusize quote a800 cluster 12 vendor="智算中心"`)')
 
 
 def _words(text: str) -> list[str]:
@@ -65,12 +65,13 @@ def parse_quote(text: str, *, team_user: str, today: date,
     item = item_for(card)
     kind = KINDS.get(kind_word.lower())
     if kind is None:
-        raise ParseError(_("quote kind {word} is not one of buy, rent, buy-server, rent-month. "
+        raise ParseError(_("quote kind {word} is not one of buy, rent, buy-server, rent-month, "
+                           "cluster. "
                            "{usage}").format(word=kind_word[:20], usage=_(QUOTE_USAGE)),
                          token=kind_word)
     if kind in ("buy_server", "rent_server_month") and not item.startswith("server:"):
         item = f"server:1x{item}"
-    if kind in ("buy_card", "rent_card_hour") and item.startswith("server:"):
+    if kind in ("buy_card", "rent_card_hour", "rent_cluster_hour") and item.startswith("server:"):
         raise ParseError(_("{card} is a server: use buy-server or rent-month for it.").format(
             card=card), token=card)
     money = parse_money("amount", amount_word.lower())

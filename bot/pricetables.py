@@ -21,6 +21,7 @@ from present.labels import columns, short_card
 # The cards a workspace sees before it has asked about any (the China market's common ones).
 DEFAULT_CARDS = ("rtx-4090", "l40s", "a100-80gb", "h100-sxm", "h20")
 KIND_TITLES = {"rent_card_hour": N_("Rent per GPU-hour"), "rent_server_month": N_("Rent per server-month"),
+               "rent_cluster_hour": N_("Rent per GPU-hour in a reserved cluster"),
                "buy_card": N_("Buy per card"), "buy_server": N_("Buy per server")}
 CARD_WIDTH = 16  # a phone shows about 40 monospaced characters: card, price, age, source
 _URL = re.compile(r"https?://[^\s;,)]+")
@@ -147,4 +148,5 @@ def movers_table(moves: list[tuple[float, float, PriceRecord, float]], *, curren
 
 
 KIND_SHORT = {"rent_card_hour": N_("rent/h"), "rent_server_month": N_("rent/mo"),
+              "rent_cluster_hour": N_("cluster/h"),
               "buy_card": N_("buy"), "buy_server": N_("server")}

@@ -1,7 +1,23 @@
 """The bundled price catalog (engine/data/prices.toml): dated prices with their sources.
 
 Every figure keeps its currency; conversion uses the catalog's dated CNY/USD fixing and says so.
-A price quoted more than STALE_DAYS before the answer's date is flagged stale.
+A rent quoted more than STALE_DAYS (90) before the answer's date is flagged stale, a purchase
+price more than BUY_STALE_DAYS (365): rents move monthly, list prices yearly.
+
+Price kinds (`Kind`), each the price of one way to get cards, at the scale it covers:
+
+  buy_card           one card, bought (new, or second-hand where the market only has that)
+  buy_server         one whole server (cards, CPUs, RAM, chassis), bought
+  rent_card_hour     an on-demand or spot listing per GPU-hour: what one server's worth of cards
+                     rents for, by the hour; it says nothing about renting several servers
+  rent_server_month  a dedicated whole server for a month, whatever the use
+  rent_cluster_hour  reserved multi-server capacity with a fabric between the servers, per
+                     GPU-hour: `min_gpus` is the smallest cluster quoted, `min_hours` the shortest
+                     term billed, `where` says who rents such capacity
+
+engine/cost.py chooses among them by the size of a plan (its module docstring says how); the
+bill of materials and API-vs-self-hosting comparisons read the same rows through
+`PriceBook.candidates(item, kind)` and engine.cost's `purchase()` and `rent_offer()`.
 """
 
 from __future__ import annotations
@@ -9,20 +25,26 @@ from __future__ import annotations
 import statistics
 from datetime import date, timedelta
 from functools import cache
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from engine import catalog, datacache
 from engine.i18n import N_, _
 
-Kind = Literal["buy_card", "buy_server", "rent_card_hour", "rent_server_month"]
+Kind = Literal["buy_card", "buy_server", "rent_card_hour", "rent_server_month",
+               "rent_cluster_hour"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
 Currency = Literal["CNY", "USD"]
-STALE_DAYS = 90
+STALE_DAYS = 90  # a rent older than this is flagged
+BUY_STALE_DAYS = 365  # a purchase price older than this is flagged
 # the kinds as a price line names them (the same words as the bot's price commands)
 KIND_TEXT = {"buy_card": N_("buy per card"), "buy_server": N_("buy per server"),
              "rent_card_hour": N_("rent per GPU-hour"),
-             "rent_server_month": N_("rent per server-month")}
+             "rent_server_month": N_("rent per server-month"),
+             "rent_cluster_hour": N_("rent per GPU-hour in a reserved cluster")}
+CARD_ITEM_KINDS = frozenset({"buy_card", "rent_card_hour", "rent_cluster_hour"})
+SERVER_ITEM_KINDS = frozenset({"buy_server", "rent_server_month"})
 
 
 def item_text(item: str) -> str:
@@ -53,23 +75,38 @@ class Price(_Row):
     # a quote the team got from its own vendor: evidence the team can buy or rent the item in
     # its market, whatever the public availability data says
     team_quote: bool = False
+    # rent_cluster_hour: the smallest cluster the quote is for, the shortest term billed (hours
+    # per GPU), and who rents such capacity ("AI computing centres (智算中心)")
+    min_gpus: int = 1
+    min_hours: float = 0.0
+    where: str = ""
 
     @property
     def mid(self) -> float:
         return (self.low + self.high) / 2
 
+    @property
+    def is_purchase(self) -> bool:
+        return self.kind.startswith("buy")
+
     def age_days(self, today: date) -> int:
         return (today - self.quoted).days
 
+    def stale_after(self) -> int:
+        return BUY_STALE_DAYS if self.is_purchase else STALE_DAYS
+
     def is_stale(self, today: date) -> bool:
-        return self.age_days(today) > STALE_DAYS
+        return self.age_days(today) > self.stale_after()
 
     def cite(self, today: date) -> str:
         span = f"{self.low:,.0f}" if self.low == self.high else f"{self.low:,.0f}-{self.high:,.0f}"
         if self.high < 100:
             span = f"{self.low:g}" if self.low == self.high else f"{self.low:g}-{self.high:g}"
-        stale = (_(", STALE ({days} days old)").format(days=self.age_days(today))
-                 if self.is_stale(today) else "")
+        stale = ""
+        if self.is_stale(today):
+            stale = (_(", STALE: a purchase price {days} days old (over 12 months)")
+                     if self.is_purchase else _(", STALE ({days} days old)")).format(
+                days=self.age_days(today))
         return _("{item} {kind} {span} {currency} ({source}, {date}{stale})").format(
             item=item_text(self.item), kind=_(KIND_TEXT[self.kind]), span=span,
             currency=self.currency, source=self.source, date=self.quoted, stale=stale)
@@ -210,7 +247,7 @@ def _family(kind: str) -> str:
 def _units(kind: str, gpus: int) -> float:
     """How many per-GPU (buy) or per-GPU-hour (rent) units an amount of `kind` covers."""
     return {"buy_card": 1.0, "buy_server": float(gpus), "rent_card_hour": 1.0,
-            "rent_server_month": float(gpus * HOURS_PER_MONTH)}[kind]
+            "rent_server_month": float(gpus * HOURS_PER_MONTH), "rent_cluster_hour": 1.0}[kind]
 
 
 def split_item(item: str) -> tuple[str, int | None]:
@@ -273,12 +310,12 @@ def check_price(*, item: str, kind: str, gpus: int, low: float, high: float, cur
     if card not in catalog.gpus():
         raise PriceRejected(_("{item} is not a card in the catalog (nor a server of them, "
                               "written server:8xh100-sxm).").format(item=item[:40]))
-    if kind in ("buy_card", "rent_card_hour") and count is not None:
+    if kind in CARD_ITEM_KINDS and count is not None:
         raise PriceRejected(_("{item} is a server: its prices are buy_server or "
                               "rent_server_month.").format(item=item[:40]))
-    if kind in ("buy_server", "rent_server_month") and count is None:
-        raise PriceRejected(_("{item} is a card: its prices are buy_card or "
-                              "rent_card_hour.").format(item=item[:40]))
+    if kind in SERVER_ITEM_KINDS and count is None:
+        raise PriceRejected(_("{item} is a card: its prices are buy_card, rent_card_hour or "
+                              "rent_cluster_hour.").format(item=item[:40]))
     if count is not None and not (1 <= count <= MAX_SERVER_GPUS and gpus == count):
         raise PriceRejected(_("a server holds 1 to {most} cards and its gpus must say how many "
                               "({item}, gpus {gpus}).").format(most=MAX_SERVER_GPUS,

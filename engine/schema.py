@@ -133,12 +133,28 @@ class BuyCost(_Doc):
 class RentCost(_Doc):
     per_gpu_hour: float | None
     monthly: float | None
+    kind: str | None = Field(None, description="the price kind the plan's size uses: "
+                                               "rent_card_hour (a listing, up to one server) | "
+                                               "rent_server_month (dedicated servers) | "
+                                               "rent_cluster_hour (reserved cluster)")
+    hourly: bool | None = Field(None, description="billed per hour of use (else by the month)")
+    monthly_low: float | None = Field(None, description="when listings and dedicated servers "
+                                                        "differ more than 2x: the month at the "
+                                                        "listing's rate")
+    monthly_high: float | None = Field(None, description="... and at the dedicated rate")
+    min_hours: float | None = Field(None, description="shortest term a job is billed")
+    servers: int | None = None
+    where: str = Field("", description="at cluster scale: who rents such capacity")
 
 
 class JobCost(_Doc):
-    hours: float | None = Field(None, description="wall-clock hours of the tokens= job")
+    hours: float | None = Field(None, description="wall-clock hours of the job")
     rent: float | None = None
     buy_share: float | None = Field(None, description="owning cost attributable to the job")
+    tokens: int | None = Field(None, description="tokens the job trains")
+    assumed_tokens: bool = Field(False, description="true when tokens= was not given: one "
+                                                    "assumed epoch (fine-tune) or 20 tokens "
+                                                    "per parameter (pre-training)")
 
 
 class Cost(_Doc):
@@ -201,6 +217,8 @@ class Settings(_Doc):
                                                  "gguf (engine/formats.py)")
     compute: str | None = Field(None, description="serving: the tensor-core format the matrix "
                                                   "multiplies run in: bf16 | fp8 | int8 | fp32")
+    fused_step: bool = Field(False, description="optimizer step fused into backward")
+    loss: str = Field("full", description="full | chunked cross-entropy")
 
 
 class Access(_Doc):
@@ -247,6 +265,10 @@ class Plan(_Doc):
     verdict: str = Field("fits", description="fits | tight | no: the memory verdict")
     access: Access | None = None
     service: Service | None = None
+    published: str = Field("", description="a published run of this model size, method and "
+                                           "card count: who ran it, at what memory, the source")
+    change: str = Field("", description="what differs from the request (a recipe or count the "
+                                        "budget search or the same-card search chose)")
 
 
 class ModelInfo(_Doc):

@@ -71,6 +71,7 @@ CHART_TEXT = {
     "quote": N_("vendor quote"), "newest": N_("newest {value} {currency}\n{date}"),
     "buy_card": N_("buy, per card"), "buy_server": N_("buy, per server"),
     "rent_card_hour": N_("rent, per GPU-hour"), "rent_server_month": N_("rent, per month"),
+    "rent_cluster_hour": N_("rent, per GPU-hour in a reserved cluster"),
     "catalog": N_("catalog"), "feed": N_("feed"), "import": N_("import"),
 }
 
@@ -320,7 +321,8 @@ def memory_chart(ans: Answer, *, max_plans: int = 6, lang: str = "en") -> bytes:
 
 # -- prices -------------------------------------------------------------------------------------
 
-KIND_ORDER = ("rent_card_hour", "rent_server_month", "buy_card", "buy_server")
+KIND_ORDER = ("rent_card_hour", "rent_server_month", "rent_cluster_hour", "buy_card",
+              "buy_server")
 SERIES_COLORS = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#C44E52")
 ORIGIN_MARKERS = {"catalog": "o", "feed": "s", "import": "D", "quote": "*"}
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).resolve().parents[2] / "engine" / "data"
-KINDS = {"buy_card", "buy_server", "rent_card_hour", "rent_server_month"}
-CARD_KINDS = {"buy_card", "rent_card_hour"}
+KINDS = {"buy_card", "buy_server", "rent_card_hour", "rent_server_month", "rent_cluster_hour"}
+CARD_KINDS = {"buy_card", "rent_card_hour", "rent_cluster_hour"}
 SERVER_KINDS = {"buy_server", "rent_server_month"}
 CURRENCIES = {"CNY", "USD"}
 SERVER_RE = re.compile(r"^server:(?P<count>[1-9][0-9]*)x(?P<card>[a-z0-9-]+)$")
@@ -70,6 +70,12 @@ def test_price_row_shape(row: dict) -> None:
     for key in ("item", "kind", "gpus", "low", "high", "currency", "region", "source", "quoted", "note"):
         assert key in row, f"missing {key}"
     assert row["kind"] in KINDS
+    if row["kind"] == "rent_cluster_hour":  # reserved clusters say who rents such capacity
+        assert row["where"].strip() and row["min_gpus"] >= 8
+    if "where" in row:  # in words the answer can translate (engine/cost.py WHERE_TEXT)
+        from engine.cost import WHERE_TEXT
+
+        assert row["where"] in WHERE_TEXT
     assert isinstance(row["low"], int | float) and isinstance(row["high"], int | float)
     assert 0 < row["low"] <= row["high"]
     assert row["currency"] in CURRENCIES
@@ -135,7 +141,7 @@ DOMAIN_PRICES = [
     ("server:8xh100-sxm", "buy_server", 1500000, 2000000, SEED_003),
     # rent
     ("server:1xrtx-4090", "rent_server_month", 2500, 4000, SEED_000),
-    ("a100-80gb", "rent_card_hour", 30, 50, SEED_000),
+    ("a100-80gb", "rent_cluster_hour", 30, 50, SEED_000),  # the guide's AI computing centres
     ("a100-80gb", "rent_card_hour", 30, 30, SEED_000),
     ("server:8xa800", "rent_server_month", 100000, 200000, SEED_000),
     ("server:1xa800", "rent_server_month", 20000, 20000, SEED_000),
@@ -166,7 +172,7 @@ def test_seed_spot_checks() -> None:
     assert any_card("server:8xa800", "buy_server", 800000, 1100000)
     assert any_card("server:8xa800", "buy_server", 1000000, 1500000)
     assert any_card("server:1xrtx-4090", "rent_server_month", 2500, 4000)
-    assert any_card("a100", "rent_card_hour", 30, 50)
+    assert any_card("a100", "rent_cluster_hour", 30, 50)
 
 
 def _ranges(item: str, kind: str) -> set[tuple[float, float]]:
