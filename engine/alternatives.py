@@ -1,40 +1,133 @@
-"""What would fit: when the pinned card, every card or the budget says no, try the changes a
-practitioner would try next and report each with its memory, cost and time."""
+"""What would fit: when the pinned card, every card or the budget says no, the changes a
+practitioner would try next, each reported with its memory, cost and time.
+
+Three searches, one table of changes (`Recipe`, below) each:
+
+- On the buyer's own cards (`same_card`): when gpu= names cards that do not hold the request,
+  the ways to run on those same cards come first: a run someone published on that model size,
+  method and card (engine/runs.py), then 8-bit paged AdamW, the optimizer step fused into
+  backward, chunked loss, activation offload, LoRA or QLoRA, 4-bit serving, a shorter context,
+  each with what it costs in speed (the speed model's figure against the recipe as asked).
+  Other cards come after.
+- Within the budget (`budget_search`): before an answer says "over budget", the plans the budget
+  can pay for: a tight fit (fewer cards, less than the 20% headroom free), a lighter optimizer,
+  optimizer offload, fewer cards with a longer run. Each plan found carries its change in
+  Plan.change, so the headline can name it.
+- The method's own variants (engine/methods.py) when nothing runs at all.
+
+Adding a change: a Recipe row in RECIPES (methods it applies to, the request fields it sets,
+its speed cost in words); the searches pick it up.
+"""
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Any, NamedTuple
 
-from engine import memory
+from engine import memory, runs
 from engine.architecture import ModelSpec
 from engine.i18n import N_, _, money
 from engine.plan import ranked_plans, usable
 from engine.prices import PriceBook
+from engine.recommend import rank_plans
 from engine.request import Request
 from engine.schema import Alternative, Plan
 
+SAME_CARD_LIMIT = 4  # ways to run on the asked cards shown before other cards
+LIMIT = 5
 
-def _describe(change: str, plan: Plan, base: Plan | None) -> str:
-    m = plan.memory
-    text = _("{change}: fits {n} x {card} ({used:.1f} of {capacity:.1f} GiB)").format(
-        change=_(change), n=plan.gpus, card=plan.gpu_display, used=m.total / memory.GIB,
-        capacity=m.capacity / memory.GIB)
-    c = plan.cost
-    if c is not None:
-        parts = []
-        if c.buy.capex is not None:
-            parts.append(_("{amount} to buy").format(amount=money(c.buy.capex, c.currency)))
-        if c.rent.monthly is not None:
-            parts.append(_("{amount}/month to rent").format(
-                amount=money(c.rent.monthly, c.currency)))
-        if parts:
-            text += _(", ") + _(" or ").join(parts)
-    if base is not None:
-        slow = _time_ratio(plan, base)
-        if slow is not None:
-            text += _(", {ratio:.2g}x the time of {n} x {card} as asked").format(
-                ratio=slow, n=base.gpus, card=base.gpu_display)
-    return text
+
+class Recipe(NamedTuple):
+    change: str  # marked for translation: "with 8-bit paged AdamW"
+    update: dict[str, Any]  # request fields it sets
+    methods: tuple[str, ...]  # the methods it applies to
+    costs: str  # what it costs, in words (marked for translation)
+
+
+_FULL = ("full-finetune", "pretrain")
+_TRAIN = ("full-finetune", "pretrain", "lora", "qlora")
+_ADAPTERS = ("lora", "qlora")
+_PAGED = {"optimizer": "paged-adamw-8bit"}
+_FUSED = {**_PAGED, "fused_step": True}
+
+# Ways to run on the same cards, least intrusive first. Each is tried on its own; the
+# cumulative rows are the combinations published recipes use (torchtune's low-memory recipe is
+# 8-bit paged AdamW + fused step + chunked loss).
+RECIPES: tuple[Recipe, ...] = (
+    Recipe(N_("with 8-bit paged AdamW"), _PAGED, _TRAIN,
+           N_("optimizer states live in host RAM and page in under pressure: a few percent "
+              "slower, more when the GPU is full")),
+    Recipe(N_("with 8-bit paged AdamW and the optimizer step fused into backward"), _FUSED,
+           _FULL, N_("no gradient accumulation across micro-batches; about the same speed")),
+    Recipe(N_("with 8-bit paged AdamW, a fused optimizer step and chunked loss"),
+           {**_FUSED, "loss": "chunked"}, _FULL,
+           N_("logits computed in chunks: a few percent slower")),
+    Recipe(N_("with chunked loss"), {"loss": "chunked"}, _ADAPTERS,
+           N_("logits computed in chunks: a few percent slower")),
+    Recipe(N_("with 8-bit paged AdamW, a fused step, chunked loss and activations offloaded"),
+           {**_FUSED, "loss": "chunked", "offload": "activations"}, _FULL,
+           N_("saved activations copied to host RAM and back: slower, by the PCIe link")),
+    Recipe(N_("with chunked loss and activations offloaded to CPU"),
+           {"loss": "chunked", "offload": "activations"}, _ADAPTERS,
+           N_("saved activations copied to host RAM and back: slower, by the PCIe link")),
+    Recipe(N_("with QLoRA parameters offloaded to CPU (FSDP)"),
+           {"zero": 3, "offload": "all"}, ("qlora",),
+           N_("weights stream from host RAM every step: much slower, and needs host RAM")),
+    Recipe(N_("with LoRA"), {"method": "lora", "optimizer": None}, ("full-finetune",),
+           N_("trains adapters, not the whole model")),
+    Recipe(N_("with QLoRA"), {"method": "qlora", "quant": None, "optimizer": None},
+           ("full-finetune", "lora"),
+           N_("a 4-bit base: adapters only, some quality loss, slower matmuls")),
+    Recipe(N_("with a shorter sequence (seq=1024)"), {"seq": 1024}, _TRAIN,
+           N_("long examples must be cut or split")),
+    Recipe(N_("with an fp8 KV cache"), {"kv": "fp8"}, ("inference",),
+           N_("half the KV memory; barely measurable quality loss")),
+    Recipe(N_("with FP8 weights"), {"quant": "fp8"}, ("inference",),
+           N_("half the weight memory; needs an FP8 checkpoint or on-the-fly quantization")),
+    Recipe(N_("with 4-bit AWQ weights"), {"quant": "awq"}, ("inference",),
+           N_("a quarter of the weight memory; some quality loss")),
+    Recipe(N_("with GGUF Q4_K_M in llama.cpp"), {"quant": "q4_k_m", "engine": "llama.cpp"},
+           ("inference",), N_("4-bit weights, layers split over the cards: slower decode, "
+                              "little batching")),
+    Recipe(N_("with a shorter context (context=2048)"), {"context": 2048}, ("inference",),
+           N_("prompts and replies together within 2,048 tokens")),
+)
+
+# Changes that cost the buyer less money, tried before an answer says "over budget".
+BUDGET_CHANGES: tuple[Recipe, ...] = (
+    Recipe(N_("accepting a tight fit (less than the advised headroom free)"), {"headroom": 0.0},
+           (*_TRAIN, "inference"), N_("less room for longer batches")),
+    Recipe(N_("with 8-bit AdamW"), {"optimizer": "adamw-8bit"}, _FULL,
+           N_("8-bit optimizer states; about the same speed")),
+    Recipe(N_("with 8-bit paged AdamW"), {**_PAGED, "headroom": 0.0}, _TRAIN,
+           N_("optimizer states paged to host RAM")),
+    Recipe(N_("with 8-bit paged AdamW and the optimizer step fused into backward"),
+           {**_FUSED, "headroom": 0.0}, _FULL, N_("about the same speed")),
+    Recipe(N_("with optimizer states offloaded to CPU"), {"offload": "optimizer", "zero": None,
+                                                           "headroom": 0.0},
+           _TRAIN, N_("optimizer step on the CPU: slower")),
+    Recipe(N_("with fewer cards and a longer run"), {"days": 3650.0}, _TRAIN,
+           N_("the run takes longer than the deadline")),
+    Recipe(N_("with FP8 weights"), {"quant": "fp8"}, ("inference",),
+           N_("half the weight memory")),
+    Recipe(N_("with 4-bit AWQ weights"), {"quant": "awq"}, ("inference",),
+           N_("some quality loss")),
+)
+
+
+def _same(req: Request, key: str, value: Any) -> bool:
+    if key == "optimizer" and value is not None:
+        return req.optimizer_used == value
+    return bool(getattr(req, key) == value)
+
+
+def _variant(req: Request, update: dict[str, Any]) -> Request | None:
+    if all(_same(req, k, v) for k, v in update.items()):
+        return None
+    try:
+        return Request(**{**req.model_dump(), **update})
+    except ValueError:
+        return None
 
 
 def _time_ratio(plan: Plan, base: Plan) -> float | None:
@@ -47,30 +140,123 @@ def _time_ratio(plan: Plan, base: Plan) -> float | None:
     return None
 
 
+def _describe(change: str, plan: Plan, base: Plan | None, costs: str = "",
+              run: runs.Run | None = None) -> str:
+    m = plan.memory
+    verdict = {"fits": _("fits"), "tight": _("runs tight on"), "no": _("does not fit")}[
+        plan.verdict]
+    text = _("{change}: {verdict} {n} x {card} ({used:.1f} of {capacity:.1f} GiB)").format(
+        change=change, verdict=verdict, n=plan.gpus, card=plan.gpu_display,
+        used=m.total / memory.GIB, capacity=m.capacity / memory.GIB)
+    c = plan.cost
+    if c is not None:
+        parts = []
+        if c.buy.capex is not None:
+            parts.append(_("{amount} to buy").format(amount=money(c.buy.capex, c.currency)))
+        if c.rent.monthly is not None:
+            parts.append(_("{amount}/month to rent").format(
+                amount=money(c.rent.monthly, c.currency)))
+        if parts:
+            text += _(", ") + _(" or ").join(parts)
+    slow = _time_ratio(plan, base) if base is not None else None
+    if slow is not None and base is not None:
+        text += (_(", about the speed of the request as asked") if abs(slow - 1) < 0.05 else
+                 _(", {ratio:.2g}x the time of {n} x {card} as asked").format(
+                     ratio=slow, n=base.gpus, card=base.gpu_display))
+    if plan.service is not None and plan.service.misses:
+        text += _(" ({misses})").format(misses=_("; ").join(plan.service.misses))
+    if costs:
+        text += _(" ({costs})").format(costs=_(costs))
+    if run is not None:
+        text += _("; published: {run}").format(run=run.text())
+    return text
+
+
+def _top(spec: ModelSpec, req: Request, today: date, book: PriceBook) -> Plan | None:
+    plans, _misses, _excluded = ranked_plans(spec, req, today=today, book=book)
+    return plans[0] if plans else None
+
+
+def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
+              book: PriceBook) -> list[Alternative]:
+    """Ways to run on the cards the buyer named (gpu=, and gpus= when given), published runs
+    first, then RECIPES in order; at most SAME_CARD_LIMIT."""
+    assert req.gpu
+    out: list[Alternative] = []
+    seen: set[tuple] = set()
+    counts = (req.gpus,) if req.gpus else (None,)
+    published = [r for n in counts for r in runs.runs()
+                 if r.method == req.method and (n is None or r.gpus == n)
+                 and runs.matching(spec, req.method, req.gpu, r.gpus, quant=r.settings.get(
+                     "quant")) is r]
+    tries: list[tuple[str, dict[str, Any], str, runs.Run | None]] = [
+        (_("as {who} ran it").format(who=r.who), {**r.settings, "gpus": req.gpus or r.gpus},
+         "", r) for r in published]
+    tries += [(_(r.change), r.update, r.costs, None) for r in RECIPES if req.method in r.methods]
+    for change, update, costs, run in tries:
+        variant = _variant(req, update)
+        if variant is None:
+            continue
+        plan = _top(spec, variant, today, book)
+        if plan is None or plan.verdict == "no":  # runs; a missed service level is said
+            continue
+        key = (plan.gpus, plan.memory.total // 2**28, plan.settings.optimizer, plan.method,
+               plan.settings.quant)
+        if key in seen:
+            continue
+        seen.add(key)
+        plan = plan.model_copy(update={"change": change, "published": run.text() if run else ""})
+        out.append(Alternative.build(change=_describe(change, plan, base, costs, run),
+                                     plan=plan))
+        if len(out) >= SAME_CARD_LIMIT:
+            break
+    return out
+
+
+def budget_search(spec: ModelSpec, req: Request, *, today: date, book: PriceBook) -> list[Plan]:
+    """Plans the budget pays for that the request as asked does not reach: each with its
+    change in Plan.change (BUDGET_CHANGES), ranked; empty when none is within the budget."""
+    if req.budget is None:
+        return []
+    found: list[Plan] = []
+    seen: set[tuple[str, int]] = set()
+    for recipe in BUDGET_CHANGES:
+        if req.method not in recipe.methods:
+            continue
+        variant = _variant(req, recipe.update)
+        if variant is None:
+            continue
+        plans, _misses, _excluded = ranked_plans(spec, variant, today=today, book=book)
+        for plan in plans:
+            if not usable(plan, variant) or (plan.gpu, plan.gpus) in seen:
+                continue
+            seen.add((plan.gpu, plan.gpus))
+            found.append(plan.model_copy(update={"change": _(recipe.change)}))
+    return rank_plans(found, req, spec)
+
+
 def alternatives(spec: ModelSpec, req: Request, *, today: date,
                  book: PriceBook) -> list[Alternative]:
-    """Up to four changes that make a plan usable, each with that plan; the method's variants
-    (engine/methods.py) first, then other cards when the card or count was pinned."""
-
-    def top(r: Request) -> Plan | None:
-        plans, _misses, _excluded = ranked_plans(spec, r, today=today, book=book)
-        return plans[0] if plans else None
-
-    base = top(req)
+    """What would fit: on the buyer's own cards first when gpu= names them, then the method's
+    variants (engine/methods.py), then other cards when the card or count was pinned."""
+    base = _top(spec, req, today, book)
     out: list[Alternative] = []
-    for change, update in req.spec.variants:
-        if all(getattr(req, k) == v for k, v in update.items()):
-            continue
-        try:
-            variant = Request(**{**req.model_dump(), **update})
-        except ValueError:
-            continue
-        plan = top(variant)
-        if usable(plan, variant):
-            out.append(Alternative.build(change=_describe(change, plan, base), plan=plan))
+    obtainable = base is None or base.access is None or base.access.can_buy or (
+        base.access.can_rent)
+    if req.gpu and obtainable:  # a card the market cannot get: other cards only
+        out += same_card(spec, req, base, today=today, book=book)
+    if not out:
+        for change, update in req.spec.variants:
+            variant = _variant(req, update)
+            if variant is None:
+                continue
+            plan = _top(spec, variant, today, book)
+            if usable(plan, variant) and plan is not None:
+                out.append(Alternative.build(change=_describe(_(change), plan, base), plan=plan))
     if req.gpu or req.gpus:  # another card or count
         other = req.model_copy(update={"gpu": None, "gpus": None})
-        plan = top(other)
-        if usable(plan, other):
-            out.append(Alternative.build(change=_describe(N_("on other cards"), plan, base), plan=plan))
-    return out[:4]
+        plan = _top(spec, other, today, book)
+        if usable(plan, other) and plan is not None:
+            out.append(Alternative.build(change=_describe(_("on other cards"), plan, base),
+                                         plan=plan))
+    return out[:LIMIT]

@@ -11,7 +11,7 @@ from engine.architecture import ModelSpec
 from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
 from engine.i18n import _
 from engine.market import market_word
-from engine.prices import STALE_DAYS, PriceBook, price_book
+from engine.prices import BUY_STALE_DAYS, STALE_DAYS, PriceBook, price_book
 from engine.quant import weight_bytes
 from engine.request import Request
 from engine.schema import Plan
@@ -70,10 +70,10 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
         ).format(method=_(req.spec.label), rank=req.rank, where=where, adapters=adapters / 1e6,
                  share=adapters / spec.params, quant=req.weight_quant,
                  note=weight_bytes(spec, req.weight_quant).note))
-        lines.append(_("adapters trained with {recipe}").format(recipe=recipe_text(req.optimizer)))
+        lines.append(_("adapters trained with {recipe}").format(recipe=recipe_text(req.optimizer_used)))
     else:
         lines.append(_("optimizer: {recipe} (set optimizer=)").format(
-            recipe=recipe_text(req.optimizer)))
+            recipe=recipe_text(req.optimizer_used)))
     ckpt = {
         "full": _("full activation checkpointing: only each block's input is kept, one block is "
                   "recomputed at a time (~33% more compute); the default for fine-tuning"),
@@ -89,7 +89,7 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
         "so no s^2 term) plus logits in bf16 and their fp32 copy for the loss"
     ).format(seq=req.seq_len, batch=req.batch,
              defaults=_(" (defaults; set seq= and batch=)") if req.seq is None else ""))
-    master = req.optimizer in ("adamw", "sgd") and req.precision != "fp32"
+    master = req.optimizer_used in ("adamw", "sgd") and req.precision != "fp32"
     lines.append(_("precision {precision}{master}").format(
         precision=req.precision, master=_(" with fp32 master weights") if master else ""))
     lines.append(_("sharding: without zero=/tp= each card count takes the fastest sharding that "
@@ -123,7 +123,10 @@ def _inference_lines(spec: ModelSpec, req: Request) -> list[str]:
         _("KV cache for {users} concurrent sequence(s) x {context} tokens in {kv} (set users=, "
           "context=, kv=fp8); sized at the context you serve, not the model's maximum "
           "({max_context})").format(users=req.users, context=req.context, kv=req.kv,
-                                    max_context=spec.max_context),
+                                    max_context=spec.max_context) if not spec.template else
+        _("KV cache for {users} concurrent sequence(s) x {context} tokens in {kv} (set users=, "
+          "context=, kv=fp8); a size names no model, so no maximum context is assumed").format(
+            users=req.users, context=req.context, kv=req.kv),
         _("multi-GPU: tensor parallel inside a server (vLLM, over NVLink or PCIe at its "
           "all-reduce cost), layer split across servers or in llama.cpp, replicas for "
           "concurrency; one server preferred over several"),
@@ -139,7 +142,7 @@ def seeds_rule(spec: ModelSpec, req: Request) -> str | None:
     sees which assumption makes the two differ instead of two unexplained numbers."""
     billions = spec.params / 1e9
     if req.is_training and not req.spec.adapters:
-        w, g, o = memory.recipe_bytes(req.optimizer, req.precision)
+        w, g, o = memory.recipe_bytes(req.optimizer_used, req.precision)
         return _("the buying guides' rule of thumb counts 8 bytes/param for a full fine-tune "
                  "(7B -> 56 GB, 13B -> 104 GB): {rule_gb:.0f} GB here, which holds for pure-bf16 "
                  "AdamW (optimizer=adamw-bf16); this answer's recipe counts {per_param:g} "
@@ -188,7 +191,17 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
                  "deadline (serving: over the horizon; training: per token trained)")
                if req.goal == "cost" else _("fastest first (goal=time)"))
     choice = req.market_choice
+    converted = []
+    if req.budget is not None and req.budget.currency not in (None, req.answer_currency):
+        converted.append(_("budget {amount:,.0f} {source} = {target:,.0f} {currency} at {rate:g} "
+                           "CNY/USD ({date}): the budget converts, the market stays {market} "
+                           "(set market= to change it)").format(
+            amount=req.budget.amount, source=req.budget.currency,
+            target=book.convert(req.budget.amount, req.budget.currency, req.answer_currency),
+            currency=req.answer_currency, rate=book.fx.cny_per_usd, date=book.fx.date,
+            market=market_word(choice.market)))
     return [
+        *converted,
         _("cost in {currency} at {use} over {months} months (set hours=, months=, currency=); "
           "USD prices converted at {rate:g} CNY/USD ({date}, {source})").format(
             currency=req.answer_currency, use=use, months=req.months, rate=book.fx.cny_per_usd,
@@ -196,13 +209,18 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
         _("buy: the catalog's server price, else cards / {card_share:.0%} (cards are 60-70% of a "
           "server, per a buying guide); power = (TDP x GPUs + host) x PUE {pue:g} x price/kWh for "
           "region={region}; operations {ops:.1%} of capex a month (a buying guide's 8x A800 running "
-          "cost less its power); rent: newest quote per card from the {market} market").format(
+          "cost less its power); rent by the plan's size, from the {market} market: per-card "
+          "listings up to one server, reserved clusters or dedicated server-months beyond "
+          "(docs/PRICES.md)").format(
             card_share=CARD_SHARE, pue=book.pue.value, region=req.region or "default",
             ops=OPS_SHARE_PER_MONTH, market=market_word(choice.market)),
-        _("prices older than {days} days are marked STALE; ranking: {ranking}{budget}").format(
-            days=STALE_DAYS, ranking=ranking,
-            budget=_(", within budget= (to buy: the price up front; to rent: the run, or "
-                     "{months} months)").format(months=req.months) if req.budget else ""),
+        _("rents older than {days} days and purchase prices older than {buy_days} days are "
+          "marked STALE; ranking: {ranking}{budget}").format(
+            days=STALE_DAYS, buy_days=BUY_STALE_DAYS, ranking=ranking,
+            budget=_(", within budget= (to buy: the price up front; to rent: the run, with "
+                     "tokens= or else one assumed epoch of a fine-tune or 20 tokens per "
+                     "parameter of pre-training; serving: {months} months)").format(
+                months=req.months) if req.budget else ""),
         _("market {market} ({reason}; set market=china|global): only cards that can be bought "
           "(new or second-hand) or rented there are planned, per engine/data/availability.toml; "
           "cards reaching it only through grey channels are left out").format(
@@ -213,17 +231,23 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
 
 def warnings(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     out = []
-    if req.is_serving and req.context > spec.max_context:
+    # a bare size (32B) borrows a released model's shapes, not its context limit
+    if req.is_serving and req.context > spec.max_context and not spec.template:
         out.append(_("context {context} exceeds {model}'s maximum context {max_context}").format(
             context=req.context, model=spec.display, max_context=spec.max_context))
-    if req.is_training and req.seq_len > spec.max_context:
+    if req.is_training and req.seq_len > spec.max_context and not spec.template:
         out.append(_("seq {seq} exceeds {model}'s maximum context {max_context}").format(
             seq=req.seq_len, model=spec.display, max_context=spec.max_context))
-    if req.optimizer == "paged-adamw-8bit":
+    if req.optimizer_used == "paged-adamw-8bit":
         out.append(_("paged optimizer states live in CUDA unified memory: PyTorch's memory "
                      "statistics do not count them, and steps slow down when they page to host"))
-    if plans and not any(p.memory.fits for p in plans):
+    if plans and all(p.verdict == "no" for p in plans):
         out.append(_("no plan fits: see each plan's memory breakdown for the largest component"))
+    elif plans and not any(p.memory.fits for p in plans):
+        out.append(_("every plan runs tight: none keeps the {headroom:.0%} headroom free (the "
+                     "first runs with {free:.0%} free)").format(
+            headroom=req.headroom, free=max(0.0, 1 - plans[0].memory.total
+                                             / plans[0].memory.capacity)))
     if req.tokens is None and req.spec.pretraining:
         out.append(_("tokens= not given: training time and GPU-hours need the token count"))
     return out

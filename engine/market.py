@@ -1,9 +1,11 @@
 """Which market a question is asked from, and what a card can be had for there.
 
 A team in China cannot buy an H100 or a B200 through legal channels, and Chinese clouds do not
-rent them; a team in the US cannot buy an H20. The market follows the question unless market=
-says: Chinese text, a CNY amount or a Chinese region mean China; USD or a region elsewhere mean
-the global market; with no sign at all, China (the buying guides' market, and the CNY default).
+rent them; a team in the US cannot buy an H20. The market follows the team, never the currency
+an amount happens to be written in: market= says it outright, region= says where the team is
+(a Chinese region means China, any other the global market); otherwise China, the buying guides'
+market. A budget in dollars is converted (at the catalog's dated rate), it does not move a team
+in Chengdu to Virginia's prices; currency= only chooses how amounts are shown.
 Each card's status per market is data (engine/data/availability.toml, sourced and dated).
 """
 
@@ -27,6 +29,12 @@ MARKET_CURRENCY = {"china": "CNY", "global": "USD"}
 # a market inside a sentence ("the {market} market"): the key in English, as market= takes it;
 # human words in Chinese (中国市场, 海外市场)
 MARKET_WORDS = {"china": N_("china"), "global": N_("global")}
+# a card's status as a headline says it, in a buyer's words (every answer names it for its card)
+ACCESS_WORDS = {"new": N_("sold new"), "secondary": N_("second-hand"),
+                "rental": N_("rental only"), "grey": N_("grey market only"),
+                "unavailable": N_("not sold"), "unknown": N_("availability not known")}
+# where the asker is, as a headline says it
+WHERE_WORDS = {"china": N_("in China"), "global": N_("outside China")}
 STATUS_TEXT = {
     "new": N_("sold new"),
     "secondary": N_("second-hand or pre-restriction stock only"),
@@ -58,9 +66,10 @@ def market_word(market: str) -> str:
     return _(MARKET_WORDS[market]) if market in MARKET_WORDS else market
 
 
-def choose_market(*, market: str | None, region: str | None, asked_in: str | None,
-                  currency: str | None) -> MarketChoice:
-    """The market an answer serves, from the strongest sign in the question."""
+def choose_market(*, market: str | None, region: str | None, asked_in: str | None
+                  ) -> MarketChoice:
+    """The market an answer serves: market=, else where region= is, else China. Currencies
+    play no part (a dollar budget is converted, not a move abroad)."""
     if market is not None:
         return MarketChoice(market, N_("you said market={market}"))
     if region is not None:
@@ -71,11 +80,8 @@ def choose_market(*, market: str | None, region: str | None, asked_in: str | Non
         return MarketChoice("global", N_("region=global"))
     if asked_in == "zh":
         return MarketChoice("china", N_("the question is in Chinese"))
-    if currency == "CNY":
-        return MarketChoice("china", N_("amounts in CNY"))
-    if currency == "USD":
-        return MarketChoice("global", N_("amounts in USD"))
-    return MarketChoice("china", N_("default: the buying guides' market, prices in CNY"))
+    return MarketChoice("china", N_("default: the buying guides' market; set market=global "
+                                    "for a team outside China"))
 
 
 def access(card: str, market: str) -> Access:

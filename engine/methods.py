@@ -34,6 +34,9 @@ class MethodSpec(NamedTuple):
     quant_hint: str  # why another format is refused
     variants: tuple[Variant, ...]  # what would fit instead, cheapest in effort first
     whatif: bool  # offered as a what-if button under an answer
+    # the optimizer when optimizer= is not given: QLoRA recipes (Unsloth, LLaMA-Factory) page
+    # 8-bit AdamW states to host memory; the rest train with AdamW
+    default_optimizer: str = "adamw"
 
     @property
     def training(self) -> bool:
@@ -77,7 +80,7 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
         label="QLoRA", title="QLoRA",
         serving=False, adapters=True, quantized_base=True, pretraining=False,
         quants=("nf4",), default_quant="nf4", quant_hint=N_("QLoRA's base is NF4"),
-        variants=(_CHUNKED,), whatif=True),
+        variants=(_CHUNKED,), whatif=True, default_optimizer="paged-adamw-8bit"),
     MethodSpec(
         name="inference", aliases=("serve", "infer", "serving", "deploy"),
         zh_aliases=("推理部署", "推理服务", "在线推理", "本地部署", "私有化部署", "私有部署",

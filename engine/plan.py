@@ -29,7 +29,7 @@ from engine.market import STATUS_TEXT, access, market_word
 from engine.market import Access as MarketAccess
 from engine.prices import PriceBook
 from engine.quant import fp8_block_size, get_quant, weight_bytes
-from engine.recommend import rank_key, tokens_text
+from engine.recommend import best_option, rank_plans, tokens_text
 from engine.request import Request
 from engine.schema import Access, Memory, Plan, Service, Settings, Speed
 
@@ -120,7 +120,7 @@ def _gib(value: float) -> str:
 
 
 def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
-    wb, gb, ob = memory.recipe_bytes(req.optimizer, req.precision)
+    wb, gb, ob = memory.recipe_bytes(req.optimizer_used, req.precision)
     mp = s.tp * s.pp  # model-parallel ways: tensor and pipeline parallelism split the states
     offload_all = s.offload == "all"
     zero = s.zero or 0
@@ -160,7 +160,7 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         g_text = lambda: (_trainable_text(trainable, gb) + _mp_text(s)  # noqa: E731
                           + _shard_text(s, 2) + (_(" (on host)") if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
-    paged = req.optimizer == "paged-adamw-8bit"
+    paged = req.optimizer_used == "paged-adamw-8bit"
     optim = memory.optimizer_states(trainable, ob, tp=mp, dp=s.dp, zero=zero,
                                     offloaded=offloaded or paged)
     acts = memory.activations(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
@@ -203,7 +203,7 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
          + (_(" (on host: offload=all)") if offload_all else "")),
         ("gradients", g_text),
         ("optimizer", _("{trainable} ({optimizer})").format(
-            trainable=_trainable_text(trainable, ob), optimizer=req.optimizer)
+            trainable=_trainable_text(trainable, ob), optimizer=req.optimizer_used)
          + _mp_text(s) + _shard_text(s, 1) + (_(" (on host: offloaded)") if offloaded else "")
          + (_(" in CUDA unified memory, paged to host RAM under pressure (not counted on the "
               "GPU)") if paged else "")),
@@ -351,12 +351,14 @@ def build_memory(c: Components, req: Request, s: Strategy, gpus: int, gpu: GpuSp
     total = c.allocated + ctx + nccl + frag
     verdict = verdict_of(total, gpu.memory_bytes, req, s, gpus)
     detail = dict(c.detail())
+    # the parts, then their sum: the figure the overhead bar shows
     detail["overhead"] = (
         _("CUDA context {size}").format(size=_gib(ctx))
         + (_(" + NCCL buffers {size}").format(size=_gib(nccl)) if nccl else "")
-        + (_(" + allocator fragmentation {share:.0%} = {size}").format(
+        + (_(" + allocator fragmentation {share:.0%} ({size})").format(
             share=memory.FRAGMENTATION, size=_gib(frag)) if frag
-           else _(" ({engine}: static buffers, no caching allocator)").format(engine=engine)))
+           else _(" ({engine}: static buffers, no caching allocator)").format(engine=engine))
+        + (_(" = {size}").format(size=_gib(ctx + nccl + frag)) if nccl or frag else ""))
     share = memory.usable_share(engine, req.gpu_util)
     if share < 1:
         detail["usable"] = _("{engine} takes gpu_memory_utilization {share:g} of the card"
@@ -472,11 +474,12 @@ def settings_for(req: Request, s: Strategy, fmt: Format | None = None) -> Settin
     return Settings.build(
         tp=s.tp, dp=s.dp, pp=s.pp, zero=s.zero if training else None, offload=s.offload,
         checkpointing=req.checkpointing_mode, precision=req.precision,
-        optimizer=req.optimizer if training else None, quant=req.weight_quant,
+        optimizer=req.optimizer_used if training else None, quant=req.weight_quant,
         seq=req.seq_len if training else None, batch=req.batch if training else None,
         context=None if training else req.context, users=None if training else req.users,
         replicas=s.replicas, engine=req.serving_engine if req.is_serving else None,
-        ep=s.ep, dp_attention=s.dp_attn, **serving)
+        ep=s.ep, dp_attention=s.dp_attn,
+        fused_step=req.fused_step if training else False, loss=req.loss, **serving)
 
 
 # -- speed and service -------------------------------------------------------------------------
@@ -674,6 +677,8 @@ def choose(spec: ModelSpec, req: Request, gpu: GpuSpec,
 
 # -- plans -----------------------------------------------------------------------------------
 
+TOO_SMALL = "too small"  # a card no count tried can hold the request
+
 
 def _access_doc(a: MarketAccess, market: str) -> Access:
     return Access.build(market=market, status=a.status, can_buy=a.can_buy, can_rent=a.can_rent,
@@ -776,11 +781,32 @@ def _plan(spec: ModelSpec, req: Request, gpu: GpuSpec, c: Candidate, today: date
                       strategy=strategy,
                       settings=settings_for(req, s, fmt if req.is_serving else None),
                       memory=mem, speed=sp,
-                      cost=price_plan(gpu, gpus, req, today, sp.train_hours, book, got)
+                      cost=price_plan(gpu, gpus, req, today, sp.train_hours, book, got,
+                                      tokens_per_s=sp.train_tokens_per_s, params=spec.params)
                       if runs else None,
                       notes=notes, verdict=mem.verdict, access=_access_doc(got, market),
                       service=service_of(req, sp, held) if runs else Service.build(
                           meets=False, misses=[_("does not run: needs more memory per GPU")]))
+
+
+def _training_counts(spec: ModelSpec, req: Request, gpu: GpuSpec, chosen: Candidate,
+                     counts: tuple[int, ...]) -> list[Candidate]:
+    """Other counts of one card worth weighing against the one `choose` found
+    (engine.recommend.best_option decides): the smallest that runs, tight or not (one card
+    rather than ZeRO-3 over PCIe), and for a job of known size the counts up to one server."""
+    out: list[Candidate] = []
+    first = _first_count_that_runs(spec, req, gpu, counts)
+    if first and first < chosen.gpus:
+        c = _best_at(spec, req, gpu, first)
+        if c is not None and c.verdict != "no" and c.meets:
+            out.append(c)
+    if req.tokens is not None or req.spec.pretraining:
+        for n in counts:
+            if chosen.gpus < n <= GPUS_PER_SERVER:
+                c = _best_at(spec, req, gpu, n)
+                if c is not None and c.verdict != "no" and c.meets:
+                    out.append(c)
+    return out
 
 
 def obtainable(card: str, req: Request, book: PriceBook) -> bool:
@@ -808,6 +834,7 @@ def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
     counts = (req.gpus,) if req.gpus else default_counts
     plans: list[Plan] = []
     misses: list[str] = []
+    too_small: list[str] = []  # cards that cannot hold it at any count tried: one line for all
     for gpu in cards:
         options: list[Plan] = []
         miss = ""
@@ -820,10 +847,12 @@ def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
                     card=gpu.name, gpus=req.gpus)
                 continue
             if c.verdict == "no" and not req.gpu:
-                miss = miss or _("{card}: does not fit in {count} cards").format(
-                    card=gpu.display, count=counts[-1])
+                miss = miss or TOO_SMALL  # one line for all such cards, below
                 continue
             options.append(_plan(spec, r, gpu, c, today, book, fmt))
+            if c.verdict != "no" and c.meets and not req.gpus and req.is_training:
+                options += [_plan(spec, r, gpu, more, today, book, fmt) for more in
+                            _training_counts(spec, r, gpu, c, counts)]
             if c.verdict != "no" and c.meets and req.goal == "time" and not req.gpus:
                 # more cards finish sooner: consider up to 8x the count (one server at least)
                 for bigger in (n for n in counts
@@ -832,10 +861,17 @@ def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
                     if more is not None and more.verdict != "no":
                         options.append(_plan(spec, r, gpu, more, today, book, fmt))
         if not options:
-            misses.append(miss)
+            if miss == TOO_SMALL:
+                too_small.append(gpu.display)
+            else:
+                misses.append(miss)
             continue
-        plans.append(min(options, key=lambda p: rank_key(p, req)))
-    plans.sort(key=lambda p: rank_key(p, req))
+        plans.append(best_option(options, req, spec))
+    plans = rank_plans(plans, req, spec)
+    if too_small:
+        misses.append(_("{n} cards cannot hold it even on {count:,} of them (too little memory "
+                        "per card): {cards}").format(n=len(too_small), count=counts[-1],
+                                                     cards=", ".join(too_small)))
     return plans, misses, excluded
 
 

@@ -1,32 +1,42 @@
 """From plans to a recommendation: ranking, the verdict a buyer reads first, the seeds' advice
 (reconciled with the verdict), a trial run.
 
-Ranking, best first: plans that run before plans that don't; then those that meet the service
-level (serving) or the deadline (training with tokens=); then, with a budget, those known to fit
-it, then those over it, then those without a price; for serving, fewer servers before more (a
-model served across servers waits on their network for every token); then clusters of PCIe-only
-servers after the rest (the guides: PCIe cards scale poorly across cards, and such boxes seldom
-have the RoCE or InfiniBand a multi-server job needs); then those that keep the headroom free
-before tight ones; then by goal: cost (serving: the cheaper of buying and renting over months=;
-training: that cost per token trained, since a slower plan needs more of its hours for the same
-work) or time.
+Ranking, best first (rank_plans): plans that run before plans that don't; then those that meet
+the service level (serving) or the deadline (training with tokens=); then, with a budget, those
+known to fit it, then those over it by the least money, then those without a price; for
+serving, fewer servers before more (a model served across servers waits on their network for
+every token); then clusters of PCIe-only servers after the rest (the guides: PCIe cards scale
+poorly across cards, and such boxes seldom have the RoCE or InfiniBand a multi-server job
+needs); then training sharded over several PCIe-only cards after every plan that runs on one
+card (ZeRO-3 over consumer cards only when one card cannot do it); then those that keep the
+headroom free before tight ones, unless a published run on that model size, method and card
+shows it runs (engine/runs.py); then by goal: cost (serving: the cheaper of buying and renting
+over months=; training: that cost per token trained, since a slower plan needs more of its hours
+for the same work) or time. Plans within NEAR_COST of each other's cost are a tie, decided by
+fewer servers, then fewer cards, then less time.
+
+One card's count (best_option): the same order; for a training job of known size (tokens=, or
+pre-training's assumed tokens) on NVLink cards, more cards in the same server at the same cost
+per token finish sooner and are taken (a 7B pre-training run on 8 GPUs for 9 days, not 1 GPU
+for 69 at the same price); on PCIe cards fewer cards are kept.
 """
 
 from __future__ import annotations
 
 import math
 
-from engine import catalog, i18n, memory
+from engine import catalog, i18n, memory, runs
 from engine.architecture import ModelSpec
-from engine.cost import HOURS_PER_MONTH
+from engine.cost import ASSUMED_EPOCH_TOKENS, break_even_phrase
 from engine.i18n import _
-from engine.market import market_word
+from engine.market import ACCESS_WORDS, WHERE_WORDS, market_word
 from engine.methods import method
 from engine.request import Request
-from engine.schema import Plan, Trial
+from engine.schema import Alternative, Plan, Trial
 
-DEFAULT_EPOCH_TOKENS = 50_000_000  # a fine-tuning set of ~25k examples x 2k tokens
+DEFAULT_EPOCH_TOKENS = ASSUMED_EPOCH_TOKENS  # the trial's epoch: the same assumption
 GPUS_PER_SERVER = 8
+NEAR_COST = 0.05  # costs this close are a tie: fewer servers, fewer cards, less time decide
 money = i18n.money
 
 
@@ -51,24 +61,98 @@ def time_metric(plan: Plan, req: Request) -> float:
     return -(sp.train_tokens_per_s or 0.0)
 
 
-def rank_key(plan: Plan, req: Request) -> tuple:
-    """Lower is better (see the module's docstring)."""
+def servers(plan: Plan) -> int:
+    return -(-plan.gpus // GPUS_PER_SERVER)
+
+
+def sharded_over_pcie(plan: Plan, req: Request) -> bool:
+    """Training spread over several consumer or workstation cards (GDDR boards that talk only
+    over PCIe, no NVLink)."""
+    card = catalog.gpus()[plan.gpu]
+    return (req.is_training and plan.gpus > 1 and not card.has_nvlink
+            and card.memory_kind == "gddr")
+
+
+def overspend(plan: Plan) -> float:
+    """How much more than the budget the cheaper way of getting the plan costs (0 within it)."""
     c = plan.cost
-    cost, time = cost_metric(plan, req), time_metric(plan, req)
+    if c is None or c.budget is None:
+        return 0.0
+    least = [x for x in (c.buy.capex, c.rent_horizon_total) if x is not None]
+    return max(0.0, min(least) - c.budget) if least else math.inf
+
+
+def _tier(plan: Plan, req: Request, single_runs: bool) -> tuple:
+    """Everything rank_key compares before cost and time."""
+    c = plan.cost
     unpriced = c is None or c.horizon_total is None
     # with a budget, a plan without a price cannot be shown to fit it: after those that do,
-    # and after those that miss it by a known amount
+    # and after those that miss it by a known amount (least over first)
     budget_tier = (0 if c is not None and c.within_budget else 2 if unpriced else 1) \
         if req.budget is not None else 0
     return (plan.verdict == "no",
             not (plan.service.meets if plan.service else True),
             budget_tier,
+            overspend(plan) if budget_tier == 1 else 0.0,
             unpriced,
-            -(-plan.gpus // GPUS_PER_SERVER) if req.is_serving else 0,  # servers: fewer first
+            servers(plan) if req.is_serving else 0,  # serving: fewer servers first
             plan.gpus > GPUS_PER_SERVER and not _nvlink(plan),  # clusters of PCIe boxes last
-            plan.verdict == "tight",
+            single_runs and sharded_over_pcie(plan, req),  # ZeRO-3 over PCIe: only if needed
+            plan.verdict == "tight" and not plan.published)  # a published run: known to run
+
+
+def rank_key(plan: Plan, req: Request, *, single_runs: bool = False) -> tuple:
+    """Lower is better (see the module's docstring)."""
+    cost, time = cost_metric(plan, req), time_metric(plan, req)
+    return (*_tier(plan, req, single_runs),
             *((cost, time) if req.goal == "cost" else (time, cost)),
             plan.gpus * plan.memory.capacity)
+
+
+def with_published(plan: Plan, spec: ModelSpec) -> Plan:
+    """The plan with the published run that shows it runs, if one does (engine/runs.py)."""
+    if plan.published:
+        return plan
+    run = runs.matching(spec, plan.method, plan.gpu, plan.gpus, quant=plan.settings.quant,
+                        settings=plan.settings)
+    return plan if run is None else plan.model_copy(update={"published": run.text()})
+
+
+def rank_plans(plans: list[Plan], req: Request, spec: ModelSpec | None = None) -> list[Plan]:
+    """Plans best first (the module's docstring)."""
+    if spec is not None:
+        plans = [with_published(p, spec) for p in plans]
+    single = any(p.gpus == 1 and p.verdict != "no" for p in plans)
+    ordered = sorted(plans, key=lambda p: rank_key(p, req, single_runs=single))
+    if req.goal != "cost":
+        return ordered
+    out: list[Plan] = []
+    rest = ordered
+    while rest:
+        anchor = rest[0]
+        tier, cheapest = _tier(anchor, req, single), cost_metric(anchor, req)
+        near = [p for p in rest if _tier(p, req, single) == tier
+                and math.isfinite(cheapest) and cost_metric(p, req) <= cheapest * (1 + NEAR_COST)]
+        if not near:
+            near = [anchor]
+        near.sort(key=lambda p: (servers(p), p.gpus, time_metric(p, req), cost_metric(p, req)))
+        out += near
+        rest = [p for p in rest if all(p is not q for q in near)]
+    return out
+
+
+def best_option(options: list[Plan], req: Request, spec: ModelSpec) -> Plan:
+    """Which of one card's counts to show (the module's docstring)."""
+    ranked = rank_plans(options, req, spec)
+    first = ranked[0]
+    sized = req.tokens is not None or req.spec.pretraining
+    if not (req.is_training and sized and req.goal == "cost" and _nvlink(first)):
+        return first
+    single = any(p.gpus == 1 and p.verdict != "no" for p in ranked)
+    tier, cheapest = _tier(first, req, single), cost_metric(first, req)
+    same = [p for p in ranked if _tier(p, req, single) == tier and servers(p) == servers(first)
+            and cost_metric(p, req) <= cheapest * (1 + NEAR_COST)]
+    return min(same, key=lambda p: time_metric(p, req))
 
 
 def tokens_text(tokens: int) -> str:
@@ -119,6 +203,56 @@ def _use_text(req: Request, hours: float) -> str:
              "their cards; set hours=)").format(hours=hours)
 
 
+def access_phrase(plan: Plan) -> str:
+    """"second-hand in China": how the card can be had where the asker is."""
+    a = plan.access
+    if a is None:
+        return ""
+    return _("{status} {where}").format(
+        status=_(ACCESS_WORDS.get(a.status, ACCESS_WORDS["unknown"])),
+        where=_(WHERE_WORDS.get(a.market, a.market)))
+
+
+def _job_text(plan: Plan, req: Request) -> str:
+    """The run a rent is counted for: tokens=, or the assumption and how to replace it."""
+    job = plan.cost.job if plan.cost else None
+    if job is None or job.tokens is None:
+        return _("for the run")
+    if not job.assumed_tokens:
+        return _("for the {tokens} tokens").format(tokens=tokens_text(job.tokens))
+    if req.spec.pretraining:
+        return _("for {tokens} tokens (an assumed 20 per parameter, compute-optimal; set tokens=)"
+                 ).format(tokens=tokens_text(job.tokens))
+    return _("for one assumed {tokens}-token epoch (set tokens= to your data's size)").format(
+        tokens=tokens_text(job.tokens))
+
+
+def rent_clause(plan: Plan, req: Request) -> str:
+    """What renting costs, counted the way the plan's size rents."""
+    c = plan.cost
+    assert c is not None
+    r = c.rent
+    if req.is_training and c.job.rent is not None:
+        text = _("renting costs about {job} {span}").format(job=money(c.job.rent, c.currency),
+                                                           span=_job_text(plan, req))
+        if req.hours is not None and r.monthly is not None:
+            text += _(", {monthly}/month {use}").format(
+                monthly=money(r.monthly, c.currency), use=_use_text(req, c.hours_per_month))
+        if r.hourly is False:
+            text += _(" (dedicated servers bill a whole month: {monthly}/month)").format(
+                monthly=money(r.monthly, c.currency))
+    else:
+        text = _("renting costs {monthly}/month {use}").format(
+            monthly=money(r.monthly, c.currency), use=_use_text(req, c.hours_per_month))
+    if r.monthly_low is not None and r.monthly_high is not None:
+        text += _(" (per-card listings; a dedicated server rents for {high}/month: the range is "
+                  "{low}-{high})").format(low=money(r.monthly_low, c.currency),
+                                          high=money(r.monthly_high, c.currency))
+    if r.where:
+        text += _(", from {where}").format(where=r.where)
+    return text
+
+
 def cost_clause(plan: Plan, req: Request) -> list[str]:
     """What the chosen way of getting the cards costs, and when the other way would be better."""
     c = plan.cost
@@ -130,41 +264,37 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
                      "operations").format(capex=money(c.buy.capex, c.currency),
                                           monthly=money(c.buy.monthly_total, c.currency)))
     elif c.mode == "rent":
-        if req.tokens and c.job.rent is not None:
-            out.append(_("renting costs about {job} for the run").format(
-                job=money(c.job.rent, c.currency)))
-        else:
-            out.append(_("renting costs {monthly}/month {use}").format(
-                monthly=money(c.rent.monthly, c.currency), use=_use_text(req, c.hours_per_month)))
+        out.append(rent_clause(plan, req))
     else:
         out.append(_("no {market} price for it in the catalog: add a vendor quote with "
                      "`/gpusize quote` (or prices import)").format(
             market=market_word(req.market_choice.market)))
     be = c.break_even_hours_per_month
     if be is not None and c.buy.capex is not None and c.rent.monthly is not None:
-        if be > HOURS_PER_MONTH:
-            out.append(_("renting stays cheaper at any use (buying would pay off only above "
-                         "{hours:,.0f} h/month, more than a month has)").format(hours=be))
-        elif req.hours is not None:
-            side = _("buy") if c.hours_per_month > be else _("rent")
-            out.append(_("buying pays off above {hours:.0f} h/month of use (you said {use:g} h: "
-                         "{side})").format(hours=be, use=c.hours_per_month, side=side))
-        else:
-            out.append(_("buying pays off above {hours:.0f} h/month of use").format(hours=be))
+        out.append(break_even_phrase(be, said=req.hours))
     if c.budget is not None and c.within_budget:
         out.append(_("within the budget of {budget}").format(budget=money(c.budget, c.currency)))
     return out
 
 
+def _what(plan: Plan) -> str:
+    """"8 x A800 SXM4 80GB (second-hand in the china market)"."""
+    access = access_phrase(plan)
+    name = f"{plan.gpus} x {plan.gpu_display}"
+    return _("{name} ({access})").format(name=name, access=access) if access else name
+
+
 def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     """The verdict a buyer reads first: what to get and how, whether it fits, how fast, what
-    it costs."""
+    it costs. It always names `plan`, the answer's plans[0]."""
     c = plan.cost
-    what = f"{plan.gpus} x {plan.gpu_display}"
+    what = _what(plan)
     head = {"buy": _("Buy {what}"), "rent": _("Rent {what}")}.get(
         c.mode if c else None, _("Get {what}")).format(what=what)
     parts = [_("{action} ({strategy})").format(action=head, strategy=plan.strategy),
              _fit_clause(plan)]
+    if plan.published:
+        parts.append(_("published: {run}").format(run=plan.published))
     speed = speed_clause(plan, req)
     if speed:
         parts.append(speed)
@@ -172,19 +302,22 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     if (runner_up is not None and c and runner_up.cost and runner_up.verdict != "no"
             and (runner_up.service is None or runner_up.service.meets)):
         parts += _compare(plan, runner_up, req)
-    if req.gpu and req.gpus:
+    if req.gpu and req.gpus and not plan.change:
         lead = _("As asked: ")
     else:
         goal = (_("fastest") if req.goal == "time" else _("cheapest that meets the service level")
                 if req.is_serving else _("cheapest per token trained"))
         lead = _("Recommended ({goal}): ").format(goal=goal)
+        if plan.change:
+            lead = _("Recommended ({goal}), {change}: ").format(goal=goal, change=plan.change)
     return lead + _("; ").join(parts) + _(".")
 
 
 def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
     """How much the recommendation saves against the next plan, or why it costs more."""
     c, o = plan.cost, other.cost
-    if req.tokens and c.job.rent is not None and o.job.rent is not None:
+    if req.is_training and c.job.rent is not None and o.job.rent is not None and (
+            c.mode == "rent" and o.mode == "rent"):
         mine, theirs = c.job.rent, o.job.rent
         span = _("for the run")
     elif c.horizon_total and o.horizon_total:
@@ -193,54 +326,78 @@ def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
     else:
         return []
     name = f"{other.gpus} x {other.gpu_display}"
+    if abs(theirs - mine) <= NEAR_COST * max(mine, theirs):
+        return [_("about the same cost {span} as {other}, which is {why}").format(
+            span=span, other=name, why=_why_not(other, req, plan))]
     if theirs >= mine:
         return [_("{amount} less {span} than the next option ({other})").format(
             amount=money(theirs - mine, c.currency), span=span, other=name)]
     return [_("{amount} more {span} than {other}, which is {why}").format(
         amount=money(mine - theirs, c.currency), span=span, other=name,
-        why=_why_not(other, req))]
+        why=_why_not(other, req, plan))]
 
 
-def _why_not(plan: Plan, req: Request) -> str:
+def _why_not(plan: Plan, req: Request, chosen: Plan | None = None) -> str:
     c = plan.cost
     if c is not None and c.within_budget is False:
         return _("over the budget")
-    if plan.gpus > GPUS_PER_SERVER:
+    if servers(plan) > 1 and (chosen is None or servers(chosen) < servers(plan)):
         return _("more than one server")
-    if plan.verdict == "tight":
+    if chosen is not None and sharded_over_pcie(plan, req) and chosen.gpus == 1:
+        return _("sharded over PCIe cards where one card does")
+    if plan.verdict == "tight" and not plan.published:
         return _("tight on memory")
+    if chosen is not None and plan.gpus > chosen.gpus:
+        return _("more cards")
     return _("slower") if time_metric(plan, req) > 0 or req.is_serving else _("dearer per token")
 
 
 def pinned_text(plan: Plan, req: Request) -> str:
     """The configuration asked about runs but falls short of the service level, deadline or
     budget: the verdict first, then what it misses."""
-    text = recommendation(plan, req, None)
-    short = list(plan.service.misses) if plan.service else []
     c = plan.cost
-    if c is not None and c.within_budget is False and c.budget is not None:
-        least = min(x for x in (c.buy.capex, c.rent_horizon_total) if x is not None)
+    over = c is not None and c.within_budget is False and c.budget is not None
+    text = recommendation(plan, req, None)
+    if over:
+        text = _("Over budget: ") + text
+    short = list(plan.service.misses) if plan.service else []
+    if over:
         short.append(_("{over} over the budget of {budget}").format(
-            over=money(least - c.budget, c.currency), budget=money(c.budget, c.currency)))
+            over=money(overspend(plan), c.currency), budget=money(c.budget, c.currency)))
     if short:
         text += " " + _("It falls short of what was asked: {misses}.").format(
             misses=_("; ").join(short))
     return text
 
 
-def no_plan_text(plans: list[Plan], req: Request) -> str:
-    """The lead line when nothing can be recommended: why, in the buyer's terms."""
+def unobtainable_text(plan: Plan, req: Request) -> str:
+    """A card the asker's market gets only through grey channels, or not at all: said first."""
+    a = plan.access
+    assert a is not None
+    return _("{card}: {status} {where}, so gpusize neither prices nor recommends it there "
+             "({note}).").format(
+        card=plan.gpu_display, status=_(ACCESS_WORDS.get(a.status, ACCESS_WORDS["unknown"])),
+        where=_(WHERE_WORDS.get(a.market, a.market)), note=a.note.rstrip("."))
+
+
+def no_plan_text(plans: list[Plan], req: Request, same_card: Alternative | None = None) -> str:
+    """The lead line when nothing can be recommended: why, in the buyer's terms; it names
+    plans[0] whenever it names a plan, and when the asked cards do not hold the request as
+    asked but another recipe runs on them (`same_card`), it says so before other cards."""
     top = plans[0] if plans else None
     if top is None:
         return _("No card in the {market} market can hold this configuration.").format(
             market=market_word(req.market_choice.market))
     if top.verdict == "no":
         m = top.memory
-        return _("Does not fit {n} x {card}: needs {need:.1f} GiB per GPU, the card has "
-                 "{capacity:.1f} GiB ({usable:.1f} usable). What would fit is listed below."
-                 ).format(n=top.gpus, card=top.gpu_display, need=m.total / memory.GIB,
-                          capacity=m.capacity / memory.GIB, usable=(m.usable or m.capacity)
-                          / memory.GIB)
+        text = _("Does not fit {n} x {card} as asked: needs {need:.1f} GiB per GPU, the card has "
+                 "{capacity:.1f} GiB ({usable:.1f} usable).").format(
+            n=top.gpus, card=top.gpu_display, need=m.total / memory.GIB,
+            capacity=m.capacity / memory.GIB, usable=(m.usable or m.capacity) / memory.GIB)
+        if same_card is not None:
+            return text + " " + _("It runs on the same cards {change}: see below.").format(
+                change=same_card.plan.change)
+        return text + " " + _("What would fit is listed below.")
     if top.service and not top.service.meets:
         lead = (_("No configuration meets the service level") if req.is_serving
                 else _("No configuration finishes within the deadline"))
@@ -253,30 +410,28 @@ def no_plan_text(plans: list[Plan], req: Request) -> str:
 
 
 def over_budget(plans: list[Plan], req: Request) -> str:
-    """How far the cheapest plan that runs is from the budget, as the buyer holds it."""
-    priced = [p for p in plans if p.verdict != "no" and p.cost and p.cost.horizon_total]
-    if not priced:
+    """How far plans[0], the plan that misses the budget by the least, is from it."""
+    top = plans[0]
+    c = top.cost
+    if c is None or c.horizon_total is None:
         return _("No plan that runs has a price in the {market} market: add vendor quotes with "
                  "`/gpusize quote`.").format(market=market_word(req.market_choice.market))
-    cheapest = min(priced, key=lambda p: min(x for x in (p.cost.buy.capex,
-                                                          p.cost.rent_horizon_total)
-                                             if x is not None))
-    c = cheapest.cost
     options = []
     if c.buy.capex is not None:
         options.append(_("{capex} to buy").format(capex=money(c.buy.capex, c.currency)))
     if c.rent_horizon_total is not None:
-        span = (_("for the run") if req.tokens and c.job.rent is not None
+        span = (_job_text(top, req) if req.is_training and c.job.rent is not None
                 else _("over {months} months").format(months=req.months))
         options.append(_("{total} to rent {span}").format(
             total=money(c.rent_horizon_total, c.currency), span=span))
-    least = min(x for x in (c.buy.capex, c.rent_horizon_total) if x is not None)
-    text = _("Over budget: the cheapest plan that runs is {n} x {card}, {options}: {over} more "
-             "than the budget of {budget}.").format(
-        n=cheapest.gpus, card=cheapest.gpu_display, options=_(" or ").join(options),
-        over=money(least - (c.budget or 0), c.currency), budget=money(c.budget, c.currency))
-    if c.rent.monthly and c.budget and not req.tokens and c.budget >= c.rent.monthly:
-        text += " " + _("The budget rents it for {months:.0f} months at {use}.").format(
+    text = _("Over budget: the cheapest plan that runs is {what} ({strategy}), {options}: "
+             "{over} more than the budget of {budget}.").format(
+        what=_what(top), strategy=top.strategy, options=_(" or ").join(options),
+        over=money(overspend(top), c.currency), budget=money(c.budget, c.currency))
+    if top.change:
+        text += " " + _("That is {change}.").format(change=top.change)
+    if c.rent.monthly and c.budget and req.is_serving and c.budget >= c.rent.monthly:
+        text += " " + _("The budget rents it for {months:.0f} months, {use}.").format(
             months=c.budget // c.rent.monthly, use=_use_text(req, c.hours_per_month))
     return text
 

@@ -113,7 +113,7 @@ class Request(BaseModel):
     seq: int | None = Field(None, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=4096)
     precision: Precision = "bf16"
-    optimizer: Optimizer = "adamw"
+    optimizer: Optimizer | None = None  # None: the method's default (optimizer_used)
     checkpointing: Checkpointing | None = None
     zero: int | None = Field(None, ge=0, le=3)
     offload: Offload | None = None
@@ -174,6 +174,12 @@ class Request(BaseModel):
         return method(self.method)
 
     @property
+    def optimizer_used(self) -> Optimizer:
+        """optimizer=, else the method's default: AdamW, or 8-bit paged AdamW for QLoRA (as
+        Unsloth and LLaMA-Factory's QLoRA recipes use)."""
+        return self.optimizer or self.spec.default_optimizer  # type: ignore[return-value]
+
+    @property
     def is_training(self) -> bool:
         return self.spec.training
 
@@ -203,16 +209,14 @@ class Request(BaseModel):
     @property
     def market_choice(self) -> MarketChoice:
         """The market the answer serves and why (engine/market.py)."""
-        stated = self.currency or (self.budget.currency if self.budget else None)
-        return choose_market(market=self.market, region=self.region, asked_in=self.asked_in,
-                             currency=stated)
+        return choose_market(market=self.market, region=self.region, asked_in=self.asked_in)
 
     @property
     def answer_currency(self) -> Currency:
+        # the market's currency unless currency= says; a budget in another currency is
+        # converted into it (engine/cost.py budget_in), it does not choose it
         if self.currency is not None:
             return self.currency
-        if self.budget is not None and self.budget.currency is not None:
-            return self.budget.currency
         return MARKET_CURRENCY[self.market_choice.market]  # type: ignore[return-value]
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 
 from engine import recommend
-from engine.alternatives import alternatives
+from engine.alternatives import alternatives, budget_search
 from engine.architecture import ModelSpec
 from engine.explain import assumptions, warnings
 from engine.i18n import _
@@ -95,7 +95,11 @@ def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, t
                   book: PriceBook) -> list[Alternative]:
     """What would fit when nothing usable came out; when serving across servers, the changes
     that would serve from fewer cards (FP8 or 4-bit weights, say), with what they give up."""
-    if not good:
+    if not good or (top is not None and top.access is not None
+                    and not (top.access.can_buy or top.access.can_rent)):
+        return alternatives(spec, req, today=today, book=book)
+    if req.gpu and top is not None and top.verdict == "tight":
+        # the asked cards run it only tight: what others ran on them, and lighter recipes
         return alternatives(spec, req, today=today, book=book)
     if req.is_serving and top is not None and top.gpus > GPUS_PER_SERVER:
         return [a for a in alternatives(spec, req, today=today, book=book)
@@ -115,16 +119,29 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     plans, misses, excluded = ranked_plans(spec, req, today=today, book=book)
     top = plans[0] if plans else None
     asked = req
+    if req.budget is not None and not usable(top, req) and not (req.gpu and req.gpus):
+        # before "over budget": the plans the budget does pay for (a tight fit, a lighter
+        # optimizer, fewer cards with a longer run), each saying what it changes
+        within = budget_search(spec, req, today=today, book=book)
+        if within:
+            plans = recommend.rank_plans(within + plans, req, spec)
+            top = plans[0]
     if req.is_serving and req.quant is None and top is not None:
         # what the answer's text describes: the format the recommended plan serves
         req = req.model_copy(update={"quant": top.settings.quant})
     good = usable(top, req)
+    alts = _alternatives(spec, asked, top, good, today, book)
     if good:
         text = recommend.recommendation(top, req, plans[1] if len(plans) > 1 else None)
     elif req.gpu and req.gpus and top is not None and top.verdict != "no":
         text = recommend.pinned_text(top, req)  # the configuration asked about runs: say how
     else:
-        text = recommend.no_plan_text(plans, req)
+        same = next((a for a in alts if req.gpu and a.plan.gpu == req.gpu), None)
+        text = recommend.no_plan_text(plans, req, same_card=same)
+    if req.gpu and top is not None and top.access is not None and not (
+            top.access.can_buy or top.access.can_rent):
+        # a card the market gets only through grey channels (or not at all): said first
+        text = recommend.unobtainable_text(top, req) + " " + text
     choice = req.market_choice
     market = MarketInfo.build(market=choice.market, reason=_(choice.reason).format(
         market=req.market, region=req.region), excluded=excluded)
@@ -134,7 +151,7 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                            mtp_params=spec.mtp_params, native_quant=spec.native_quant)
     return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
                         market=market, plans=plans, recommendation=text,
-                        alternatives=_alternatives(spec, asked, top, good, today, book),
+                        alternatives=alts,
                         advice=recommend.advice(spec, req, plans),
                         trial=recommend.trial(top, req) if good else None,
                         assumptions=assumptions(spec, req, model_notes + native, book),

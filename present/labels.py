@@ -7,7 +7,9 @@ import unicodedata
 from collections.abc import Sequence
 
 from engine import catalog, memory
+from engine.cost import break_even_phrase
 from engine.i18n import N_, _, money
+from engine.market import ACCESS_WORDS
 from engine.methods import method
 from engine.schema import Cost, Plan
 
@@ -47,16 +49,10 @@ def cost_summary(c: Cost) -> list[str]:
     if c.rent.per_gpu_hour is not None:
         lines.append(_("rent {rate:.2f} {currency} per GPU-hour = {monthly}/month").format(
             rate=c.rent.per_gpu_hour, currency=c.currency, monthly=m(c.rent.monthly)))
-    if c.break_even_hours_per_month is not None:
-        if c.break_even_hours_per_month > 730:
-            lines.append(_("renting stays cheaper at any use: buying would pay off only above "
-                           "{hours:,.0f} h/month, more than a month has (the guides claim "
-                           "{claim:.0f} h/month)").format(hours=c.break_even_hours_per_month,
-                                                          claim=c.seeds_claim_hours_per_month))
-        else:
-            lines.append(_("buying is cheaper above {hours:.0f} h/month of use (the guides "
-                           "claim {claim:.0f} h/month)").format(
-                hours=c.break_even_hours_per_month, claim=c.seeds_claim_hours_per_month))
+    even = break_even_phrase(c.break_even_hours_per_month)
+    if even is not None:
+        lines.append(_("{break_even} (the guides claim {claim:.0f} h/month)").format(
+            break_even=even, claim=c.seeds_claim_hours_per_month))
     if not c.buy_allowed or not c.rent_allowed:
         lines.append(_("not offered here: {ways}").format(ways=_(" and ").join(
             w for w, ok in ((_("buying"), c.buy_allowed), (_("renting"), c.rent_allowed))
@@ -157,8 +153,7 @@ GOALS = {"cost": N_("cheapest first"), "time": N_("fastest first")}
 MODES = {"buy": N_("buy only"), "rent": N_("rent only")}
 MARKETS = {"china": N_("China"), "global": N_("global")}
 # how a card reaches the asker's market (engine/data/availability.toml's statuses)
-ACCESS = {"new": N_("new"), "secondary": N_("second-hand"), "rental": N_("rental only"),
-          "grey": N_("grey market"), "unavailable": N_("not sold here"), "unknown": N_("unknown")}
+ACCESS = ACCESS_WORDS
 
 
 def input_label(name: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any, NamedTuple
 
+from engine.cost import break_even_phrase
 from engine.i18n import N_, _, money
 from engine.methods import METHODS
 from engine.parse import KEYS
@@ -250,10 +251,14 @@ def _speed_field(plan: Plan, req: Request | None) -> str:
     return line
 
 
+def _access(plan: Plan) -> str:
+    return f" ({_(ACCESS.get(plan.access.status, plan.access.status))})" if plan.access else ""
+
+
 def _cards_field(plan: Plan) -> str:
-    line = plan_name(plan.gpus, plan.gpu_display)
-    if plan.access and plan.access.status not in ("new", "unknown"):
-        line += f" ({_(ACCESS.get(plan.access.status, plan.access.status))})"
+    line = plan_name(plan.gpus, plan.gpu_display) + _access(plan)
+    if plan.change:
+        line += "\n" + plan.change
     return line + "\n" + plan.strategy
 
 
@@ -286,7 +291,8 @@ def defaults_used(req: Request, given: Mapping[str, Any]) -> list[str]:
         if "batch" not in given:
             out.append(_("batch {count}").format(count=req.batch))
         if "optimizer" not in given and req.spec.training:
-            out.append({"adamw": "AdamW"}.get(req.optimizer, req.optimizer))
+            out.append({"adamw": "AdamW", "paged-adamw-8bit": _("8-bit paged AdamW")}.get(
+                req.optimizer_used, req.optimizer_used))
         if req.tokens and "days" not in given:
             out.append(_("deadline {days:g} days").format(days=req.deadline_days))
     else:
@@ -398,19 +404,24 @@ def card_actions(ans: Answer, req: Request | None, ci: CardInput) -> tuple[list,
 
 
 def _title(ans: Answer) -> str:
+    """The card's header: the verdict on plans[0], "Over budget" first when it is over, and the
+    card's access status where the asker is."""
     top = ans.plans[0] if ans.plans else None
     model = _model_name(ans)
     if top is None:
         return _("{model} → nothing fits").format(model=model)
     what = method_name(top.method)
-    plan = plan_name(top.gpus, top.gpu_display)
+    plan = plan_name(top.gpus, top.gpu_display) + _access(top)
     if top.verdict == "no":
         return _("{model} {method} → does not fit {plan}").format(model=model, method=what,
                                                                   plan=plan)
     mode = top.cost.mode if top.cost else None
     form = {"rent": N_("{model} {method} → rent {plan}"),
             "buy": N_("{model} {method} → buy {plan}")}.get(mode or "", N_("{model} {method} → {plan}"))
-    return _(form).format(model=model, method=what, plan=plan)
+    title = _(form).format(model=model, method=what, plan=plan)
+    if top.cost is not None and top.cost.within_budget is False:
+        title = _("Over budget: {title}").format(title=title)
+    return title
 
 
 def _lead(ans: Answer, req: Request | None) -> str:
@@ -546,9 +557,7 @@ def rent_vs_buy_sections(ans: Answer, limit: int = 5) -> list[str]:
             if c.buy.capex is not None else _("no purchase price"))
         rent = (_("rent {monthly}/month").format(monthly=money(c.rent.monthly, c.currency))
                 if c.rent.monthly is not None else _("no rental price"))
-        even = (_("buying pays off above {hours:.0f} h/month").format(
-            hours=c.break_even_hours_per_month)
-            if c.break_even_hours_per_month is not None else _("no break-even"))
+        even = break_even_phrase(c.break_even_hours_per_month) or _("no break-even")
         cheaper = (_("cheaper over {months} months: {mode}").format(
             months=c.months, mode=_(c.mode)) if c.mode else "")
         lines.append(_("• {n} × {card}: {buy}; {rent} at {hours:g} h; {even}; {cheaper}").format(

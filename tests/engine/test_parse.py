@@ -67,7 +67,8 @@ def test_every_key_parses() -> None:
 
 def test_defaults_are_stated_values() -> None:
     req = parse("13B full-finetune")
-    assert (req.seq_len, req.batch, req.precision, req.optimizer) == (2048, 1, "bf16", "adamw")
+    assert (req.seq_len, req.batch, req.precision, req.optimizer_used) == (2048, 1, "bf16",
+                                                                            "adamw")
     assert req.checkpointing_mode == "full" and req.headroom == 0.2 and req.weight_quant == "bf16"
     assert parse("13B qlora").weight_quant == "nf4"
     assert parse("13B serve").checkpointing_mode == "none"

@@ -30,7 +30,8 @@ def china_status(card: str) -> str:
     ("13B 全参微调 预算15万", "china"),
     ("13B full-finetune budget=150k", "china"),  # no sign: the guides' market, CNY
     ("13B lora budget=150kcny", "china"),
-    ("13B lora budget=$20k", "global"),
+    ("13B lora budget=$20k", "china"),  # a dollar budget converts; it does not move the team
+    ("13B lora budget=$20k currency=USD", "china"),
     ("13B lora region=chengdu", "china"),
     ("13B lora region=us-east-1", "global"),
     ("13B lora market=global currency=CNY", "global"),
@@ -64,9 +65,26 @@ def test_global_market_uses_global_prices_and_usd() -> None:
 
 
 def test_choose_market_reasons() -> None:
-    assert choose_market(market=None, region=None, asked_in=None, currency=None).market == "china"
-    assert choose_market(market="global", region="chengdu", asked_in="zh",
-                         currency="CNY").market == "global"
+    assert choose_market(market=None, region=None, asked_in=None).market == "china"
+    assert choose_market(market="global", region="chengdu", asked_in="zh").market == "global"
+
+
+def test_a_dollar_budget_is_converted_not_moved_abroad() -> None:
+    """Market follows the team: a China team with a USD budget still gets China's cards and
+    prices, in CNY, with the budget converted at the catalog's dated rate."""
+    from engine.prices import price_book
+
+    usd = ask("13B lora budget=$20000")
+    cny = ask("13B lora budget=139716")
+    assert usd.market.market == cny.market.market == "china"
+    assert [p.gpu for p in usd.plans] == [p.gpu for p in cny.plans]
+    c = usd.plans[0].cost
+    assert c.currency == "CNY"
+    assert c.budget == pytest.approx(20_000 * price_book().fx.cny_per_usd, abs=1)
+    assert not {"mi300x", "h100-sxm", "l40s"} & {p.gpu for p in usd.plans if p.access.status
+                                                in ("grey", "unavailable")}
+    moved = ask("13B lora budget=$20000 market=global")
+    assert moved.market.market == "global" and "market=global" in moved.market.reason
 
 
 # -- service level and deadline ------------------------------------------------------------------
@@ -175,7 +193,9 @@ def test_no_budget_no_budget_words() -> None:
         assert ans.plans[0].verdict != "no" and ans.plans[0].cost.budget is None
 
 
-def test_renting_is_held_to_the_budget_over_the_horizon() -> None:
+def test_renting_a_fine_tune_is_held_to_the_budget_over_the_job_not_36_months() -> None:
+    """A fine-tune without tokens= is one assumed epoch (said in the answer), not 36 months of
+    rent; a served model rents over the horizon."""
     ans = ask("13B full-finetune budget=150k hours=730")
     for plan in ans.plans:
         c = plan.cost
@@ -184,12 +204,15 @@ def test_renting_is_held_to_the_budget_over_the_horizon() -> None:
         fits_buy = c.buy.capex is not None and c.buy.capex <= 150_000
         fits_rent = c.rent_horizon_total is not None and c.rent_horizon_total <= 150_000
         assert c.within_budget == (fits_buy or fits_rent), plan.gpu
+        assert c.job.assumed_tokens and c.job.tokens == 50_000_000
         if c.rent.monthly:
-            assert c.rent_horizon_total == pytest.approx(c.rent.monthly * 36, rel=1e-3)
+            assert c.rent_horizon_total == c.job.rent
+    served = ask("qwen2.5-7b inference users=20 budget=150k").plans[0].cost
+    assert served.rent_horizon_total == pytest.approx(served.rent.monthly * 36, rel=1e-3)
 
 
 def test_over_budget_and_no_price_are_different_messages() -> None:
-    over = ask("llama-3.1-70b full-finetune budget=1k").recommendation
+    over = ask("llama-3.1-405b full-finetune budget=100cny").recommendation
     assert over.startswith("Over budget") and "more than the budget of" in over
     unpriced = ask("llama-3.1-8b lora gpu=l20 gpus=1").recommendation
     assert "/gpusize quote" in unpriced and "budget" not in unpriced.lower()

@@ -1,0 +1,348 @@
+"""Issue 22, the decision a buyer acts on: prices by scale, honest budget verdicts, the buyer's
+own cards first, rankings as an expert would, market facts where the buyer reads, and the trust
+defects. The properties at the end run over many questions: the headline names plans[0], a plan
+within the budget is never called over it, and a break-even above a month's hours always says
+renting stays cheaper."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import date
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import catalog, cost, i18n
+from engine.catalog import find_gpu
+from engine.cost import HOURS_PER_MONTH, CostInputs, rent_offer
+from engine.parse import parse
+from engine.prices import price_book
+from engine.schema import Answer, Plan
+from engine.sizing import ask
+from present.slack import CardInput, answer_view, rent_vs_buy_sections
+from present.terminal import render
+
+BOOK = price_book()
+
+
+# -- prices by scale ---------------------------------------------------------------------------
+
+
+def test_a_per_card_listing_prices_one_server_at_most() -> None:
+    a800 = find_gpu("a800")
+    one = rent_offer(BOOK, a800, 8, "CNY", "china")
+    assert one is not None and one.kind == "rent_card_hour"
+    # the listing is 5x below a dedicated 8x A800 server-month: the range is carried
+    assert one.span is not None and one.span[1] > 2 * one.span[0]
+    four_servers = rent_offer(BOOK, a800, 32, "CNY", "china")
+    assert four_servers is not None and four_servers.kind != "rent_card_hour"
+    # 4 dedicated servers for a month, not 32 spot cards
+    assert four_servers.monthly(32, 219) == pytest.approx(4 * 150_000)
+    assert "InfiniBand" in four_servers.where
+
+
+def test_cluster_scale_uses_reserved_clusters_and_says_where() -> None:
+    a100 = find_gpu("a100-80gb")
+    china = rent_offer(BOOK, a100, 64, "CNY", "china")
+    assert china.kind == "rent_cluster_hour" and "智算中心" in china.where
+    h100 = rent_offer(BOOK, find_gpu("h100-sxm"), 256, "USD", "global")
+    assert h100.kind == "rent_cluster_hour" and h100.where
+    # never a one-machine listing at cluster scale
+    listing = rent_offer(BOOK, find_gpu("h100-sxm"), 8, "USD", "global")
+    assert listing.kind == "rent_card_hour" and h100.rows != listing.rows
+
+
+def test_a_cluster_rent_answer_names_where_it_is_rented() -> None:
+    ans = ask("405B full-finetune market=global")
+    top = ans.plans[0]
+    if top.cost.mode == "rent":
+        assert top.cost.rent.kind in ("rent_cluster_hour", "rent_server_month")
+        assert top.cost.rent.where and top.cost.rent.where in ans.recommendation
+
+
+def test_spot_and_dedicated_more_than_2x_apart_show_the_range() -> None:
+    ans = ask("7B pretrain tokens=100B")
+    top = ans.plans[0]
+    r = top.cost.rent
+    assert r.kind == "rent_card_hour" and r.monthly_low and r.monthly_high
+    assert r.monthly_high > 2 * r.monthly_low
+    assert "the range is" in ans.recommendation
+
+
+def test_data_centre_servers_break_even_within_a_month_at_dedicated_rent() -> None:
+    """Buying an 8x A800 server against renting it by the month: the seeds' 10-20万/month
+    dedicated rent, not a 5 CNY spot listing spread over 730 h (issue 22's 1,697 h/month)."""
+    pc = cost.plan_cost(BOOK, find_gpu("a800"), 16, CostInputs(hours_per_month=730))
+    assert pc.rent is not None and not pc.rent.hourly
+    owning = pc.monthly_buy_total
+    assert owning < pc.rent_monthly  # owning two servers costs less than renting them
+
+
+def test_purchase_prices_older_than_a_year_are_flagged_and_street_prices_used() -> None:
+    gpu = find_gpu("rtx-4090")
+    bought = cost.purchase(BOOK, gpu, 1, "USD", "global")
+    assert bought is not None and bought.rows[0].quoted.year == 2026  # not the 2022 MSRP
+    old = next(r for r in BOOK.candidates("rtx-4090", "buy_card") if r.quoted.year == 2022)
+
+    assert old.is_stale(date(2026, 11, 30)) and "over 12 months" in old.cite(date(2026, 11, 30))
+
+
+# -- honest budget verdicts --------------------------------------------------------------------
+
+
+def _named(plan: Plan) -> str:
+    return f"{plan.gpus} x {plan.gpu_display}"
+
+
+def test_70b_full_finetune_within_two_million_is_not_over_budget() -> None:
+    ans = ask("70B 全参微调 预算200万")
+    top = ans.plans[0]
+    assert top.cost.within_budget
+    assert not ans.recommendation.startswith("超出预算")
+    assert _named(top) in ans.recommendation
+    # a fine-tune without tokens= is one assumed epoch, said, not 36 months of rent
+    assert top.cost.job.assumed_tokens and "epoch" in ans.recommendation
+
+
+def test_over_budget_header_says_so_first_and_names_plans_0() -> None:
+    ans = ask("405B full-finetune budget=500cny")
+    top = ans.plans[0]
+    assert top.cost.within_budget is False
+    assert ans.recommendation.startswith("Over budget")
+    assert _named(top) in ans.recommendation.split(":", 2)[1]
+    view = answer_view(ans, CardInput(version=1), req=parse("405B full-finetune budget=500cny"))
+    assert view["title"].startswith("Over budget:")
+    with i18n.language("zh"):
+        zh = ask("405B 全参微调 预算500元")
+    assert zh.recommendation.startswith("超出预算")
+
+
+def test_before_over_budget_the_cheaper_recipes_are_searched() -> None:
+    """A budget that buys the model only with a lighter recipe gets that recipe, named in the
+    headline; the plan keeps its settings."""
+    ans = ask("70B full-finetune budget=1m mode=buy")
+    top = ans.plans[0]
+    assert top.cost.within_budget
+    assert top.change and top.change in ans.recommendation
+    assert top.cost.buy.capex <= 1_000_000
+
+
+# -- market follows the team -------------------------------------------------------------------
+
+
+def test_a_dollar_budget_never_brings_global_cards_to_a_china_team() -> None:
+    ans = ask("70B serve budget=$100000")
+    assert ans.market.market == "china"
+    assert not {"mi300x", "l40s", "h100-sxm", "b200"} & {p.gpu for p in ans.plans[:6]
+                                                        if p.access.status not in ("new",
+                                                                                   "secondary")}
+    assert all(p.access.can_buy or p.access.can_rent for p in ans.plans)
+
+
+# -- the buyer's cards first -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("query", "card", "run"), [
+    ("8B full-finetune gpu=4090 gpus=1", "rtx-4090", "torchtune"),
+    ("70B qlora gpu=4090 gpus=2", "rtx-4090", "Answer.AI"),
+    ("70B 推理 两张4090", "rtx-4090", "XiongjieDai"),
+])
+def test_named_cards_that_do_not_fit_get_their_own_recipes_first(query: str, card: str,
+                                                                  run: str) -> None:
+    ans = ask(query)
+    assert ans.plans[0].verdict == "no"
+    first = ans.alternatives[0]
+    assert first.plan.gpu == card and first.plan.verdict != "no"
+    assert first.plan.gpus == ans.plans[0].gpus
+    assert run in first.change  # the published run, cited
+    other = [a for a in ans.alternatives if a.plan.gpu != card]
+    assert all(ans.alternatives.index(a) > 0 for a in other)  # other cards after
+
+
+def test_qlora_defaults_to_8bit_paged_adamw() -> None:
+    req = parse("8B qlora")
+    assert req.optimizer is None and req.optimizer_used == "paged-adamw-8bit"
+    assert parse("8B lora").optimizer_used == "adamw"
+    assert ask("8B qlora").plans[0].settings.optimizer == "paged-adamw-8bit"
+
+
+def test_published_single_card_runs_are_cited() -> None:
+    ans = ask("qwen3-30b-a3b qlora gpu=4090 gpus=1")
+    texts = [ans.recommendation] + [a.change for a in ans.alternatives]
+    assert any("17.5 GB" in t and "Unsloth" in t for t in texts)
+    gpt = ask("gpt-oss-120b qlora gpu=h100 gpus=1 market=global")
+    assert any("65 GB" in t for t in [gpt.recommendation] + [a.change for a in gpt.alternatives])
+
+
+# -- rankings as an expert would ---------------------------------------------------------------
+
+
+def test_8b_lora_takes_one_card_not_zero3_over_two_consumer_cards() -> None:
+    top = ask("8B lora").plans[0]
+    assert top.gpus == 1
+
+
+def test_70b_qlora_is_not_spread_over_eight_consumer_cards() -> None:
+    top = ask("70B qlora").plans[0]
+    assert top.gpus <= 2 and not (top.gpus > 1 and not catalog.gpus()[top.gpu].has_nvlink)
+
+
+def test_pretraining_takes_the_full_server_when_it_costs_the_same() -> None:
+    ans = ask("7B pretrain tokens=100B")
+    top = ans.plans[0]
+    assert top.gpus == 8 and top.speed.train_hours < 24 * 40
+
+
+def test_near_cost_ties_go_to_fewer_servers_then_fewer_cards() -> None:
+    from engine.recommend import NEAR_COST, cost_metric, rank_plans, servers
+
+    ans = ask("13B lora")
+    req = parse("13B lora")
+    plans = rank_plans(ans.plans, req)
+    for a, b in itertools.pairwise(plans):
+        ca, cb = cost_metric(a, req), cost_metric(b, req)
+        if ca and cb and abs(ca - cb) <= NEAR_COST * min(ca, cb) and a.verdict == b.verdict:
+            assert (servers(a), a.gpus) <= (servers(b), b.gpus) or ca <= cb
+
+
+# -- market facts where the buyer reads ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("card", ["h100-sxm", "h200", "rtx-5090", "rtx-pro-6000"])
+def test_cards_reaching_china_only_through_grey_channels_say_so_first(card: str) -> None:
+    ans = ask(f"70B 推理 gpu={card}")
+    with i18n.language("en"):
+        en = ask(f"70B inference gpu={card}")
+    assert en.recommendation.startswith(en.plans[0].gpu_display + ": grey market only in China")
+    assert ans.plans[0].access.status == "grey"
+    assert ans.plans[0].cost.mode is None  # not priced
+
+
+def test_every_headline_names_the_cards_access_status() -> None:
+    for q in ("8B lora", "70B serve market=global", "13B full-finetune budget=150k"):
+        ans = ask(q)
+        top = ans.plans[0]
+        from engine.market import ACCESS_WORDS
+
+        assert ACCESS_WORDS[top.access.status] in ans.recommendation, q
+
+
+def test_rtx_pro_6000_blackwell_and_its_china_variant_are_in_the_catalog() -> None:
+    pro = find_gpu("rtx pro 6000")
+    assert pro.name == "rtx-pro-6000" and pro.memory_gb == 96 and pro.bandwidth_gbps == 1792
+    d = find_gpu("rtx-pro-6000d")
+    assert d.memory_gb == 84 and d.market == "china"
+    assert catalog.availability()[("rtx-pro-6000", "china")].status == "grey"
+    assert catalog.availability()[("rtx-pro-6000d", "china")].status == "new"
+    # the tool no longer answers an RTX PRO 6000 question with the A6000
+    assert ask("70B serve gpu=rtx-pro-6000 market=global").plans[0].gpu == "rtx-pro-6000"
+
+
+def test_l20_and_h20_prices_are_sourced_or_said_to_be_missing() -> None:
+    assert BOOK.candidates("h20", "buy_card") and BOOK.candidates("h20", "rent_card_hour")
+    l20 = catalog.availability()[("l20", "china")]
+    assert not any(BOOK.candidates("l20", k) for k in ("buy_card", "rent_card_hour"))
+    assert "No purchase or rental price for the L20 was found" in l20.note
+
+
+# -- trust defects -----------------------------------------------------------------------------
+
+
+def test_no_plan_fits_is_never_said_under_a_plan_that_runs() -> None:
+    ans = ask("llama-3.1-8b full-finetune gpu=4090 gpus=1 optimizer=paged-adamw-8bit "
+              "fused_step=true")
+    assert ans.plans[0].verdict == "tight"
+    assert not any(w.startswith("no plan fits") for w in ans.warnings)
+    assert any("runs tight" in w for w in ans.warnings)
+
+
+def test_cards_that_cannot_hold_a_model_are_one_line() -> None:
+    ans = ask("405B pretrain")
+    lines = [w for w in ans.warnings if "cannot hold it" in w]
+    assert len(lines) == 1 and "131,072" in lines[0]
+    assert not any("does not fit in" in w for w in ans.warnings)
+
+
+def test_a_bare_size_has_no_borrowed_context_limit() -> None:
+    ans = ask("32B inference context=32k")
+    assert not any("maximum context" in w for w in ans.warnings)
+    assert not any("4096" in a for a in ans.assumptions if "KV cache" in a)
+
+
+def test_overhead_line_parts_sum_to_its_bar() -> None:
+    for q in ("70B full-finetune", "8B lora gpu=4090 gpus=1", "70B inference gpu=a800 gpus=2"):
+        m = ask(q).plans[0].memory
+        parts = [float(x) for x in re.findall(r"([\d.]+) GiB", m.detail["overhead"])]
+        assert parts[-1] == pytest.approx(m.overhead / 2**30, abs=0.01), q
+        assert sum(parts[:-1]) == pytest.approx(parts[-1], abs=0.02), q
+
+
+def test_no_at_at_no_gib_no_break_even_above_a_month() -> None:
+    for q in ("13B full-finetune budget=150k hours=500", "70B full-finetune", "8B lora",
+              "70B serve users=20 budget=500k"):
+        for lang in ("en", "zh"):
+            with i18n.language(lang):
+                ans = ask(q)
+                text = render(ans) + "\n".join(rent_vs_buy_sections(ans))
+            assert not re.search(r"\bat at\b|\bgib\b", text), (q, lang)
+            assert not re.search(r"pays off above (\d{1,3},)?\d{4,}", text), (q, lang)
+
+
+# -- properties over many questions ------------------------------------------------------------
+
+MODELS = ["7B", "8B", "13B", "32B", "70B", "405B", "qwen3-30b-a3b", "llama-3.1-8b"]
+METHODS = ["full-finetune", "lora", "qlora", "inference"]
+BUDGETS = ["", " budget=20k", " budget=150k", " budget=2m", " budget=$50000", " budget=100cny"]
+PINS = ["", " gpu=4090", " gpu=4090 gpus=2", " gpu=a800 gpus=8", " gpu=h100"]
+MARKETS = ["", " market=global"]
+
+
+def _first_named(text: str, plans: list[Plan]) -> Plan | None:
+    """The plan whose 'N x Card' appears first in the text."""
+    hits = [(text.find(_named(p)), i) for i, p in enumerate(plans) if _named(p) in text]
+    return plans[min(hits)[1]] if hits else None
+
+
+def _check(ans: Answer, query: str) -> None:
+    if not ans.plans:
+        return
+    top = ans.plans[0]
+    text = ans.recommendation
+    # 1. the headline names plans[0] (when it names a plan at all)
+    named = _first_named(text, ans.plans)
+    if named is not None:
+        assert _named(named) == _named(top), (query, text[:200])
+    # 2. a plans[0] within the budget is never called over it; one over it says so first
+    if top.cost is not None and top.cost.within_budget:
+        assert "Over budget" not in text and "超出预算" not in text, query
+    if top.cost is not None and top.cost.within_budget is False and top.verdict != "no":
+        assert text.lstrip().startswith(("Over budget", "超出预算")) or ": grey" in text or (
+            "grey market" in text), query
+    # 3. a break-even above a month says renting stays cheaper, wherever it is shown
+    for plan in ans.plans:
+        c = plan.cost
+        if c is None or c.break_even_hours_per_month is None:
+            continue
+        if c.break_even_hours_per_month > HOURS_PER_MONTH and plan is top:
+            assert ("renting stays cheaper" in text or "租用都更便宜" in text
+                    or c.mode is None), query
+    rendered = render(ans) + "\n".join(rent_vs_buy_sections(ans))
+    for m in re.finditer(r"pays off above ([\d,]+) h/month", rendered):
+        assert int(m.group(1).replace(",", "")) <= HOURS_PER_MONTH, query
+
+
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(MODELS), method=st.sampled_from(METHODS),
+       budget=st.sampled_from(BUDGETS), pin=st.sampled_from(PINS),
+       market=st.sampled_from(MARKETS), lang=st.sampled_from(["en", "zh"]))
+def test_headline_budget_and_break_even_invariants(model: str, method: str, budget: str,
+                                                    pin: str, market: str, lang: str) -> None:
+    query = f"{model} {method}{budget}{pin}{market}"
+    with i18n.language(lang):
+        try:
+            ans = ask(query)
+        except ValueError:  # a combination the grammar refuses (qlora with quant=, ...)
+            return
+        _check(ans, query)
