@@ -250,6 +250,8 @@ def rent_clause(plan: Plan, req: Request) -> str:
                                           high=money(r.monthly_high, c.currency))
     if r.where:
         text += _(", from {where}").format(where=r.where)
+    if r.kind == "rent_cluster_hour" and not r.min_hours:
+        text += _(" (the rate states no minimum term: ask for one)")
     return text
 
 

@@ -221,10 +221,11 @@ def test_typed_replies_same_result_currency_context_and_unusable_values(
         said, ensure_ascii=False)
     state = redis_server.command("HGETALL", f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}")
     assert json.loads(state["seq"]) == 8192 and "context" not in state
-    # a budget in dollars switches the thread's amounts: said, not silent
+    # a budget in dollars is converted: the team's market and its currency stay (issue 22)
     bot.event(reply("budget $20k", thread_ts=root, ts="1700000010.4"), event_id="EvS4")
-    said = slack.wait_for("chat.postMessage", 5)[4].body
-    assert "Amounts are now in USD, not CNY" in json.dumps(said, ensure_ascii=False)
+    said = json.dumps(slack.wait_for("chat.postMessage", 5)[4].body, ensure_ascii=False)
+    assert "budget: 20k USD" in said and "CNY" in said
+    assert "Amounts are now in USD" not in said
     # an unusable value: privately, what was read and what it likely meant
     bot.event(reply("quant=awk", thread_ts=root, ts="1700000010.5"), event_id="EvS5")
     eph = slack.wait_for("chat.postEphemeral")[0].body
