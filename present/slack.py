@@ -458,8 +458,12 @@ def answer_view(ans: Answer, ci: CardInput, *, req: Request | None = None,
     if ans.model.template:
         context.append(_("{name} = generic Llama shape").format(name=ans.model.name))
     if ans.market is not None:
-        context.append(_("{market} market").format(
-            market=_(MARKETS.get(ans.market.market, ans.market.market))))
+        market = _("{market} market").format(
+            market=_(MARKETS.get(ans.market.market, ans.market.market)))
+        if req is not None and (req.market is not None or req.region is not None):
+            # a market the asker chose is said with why (a currency never moves it)
+            market = _("{market} ({reason})").format(market=market, reason=ans.market.reason)
+        context.append(market)
     if req is not None:
         defaults = defaults_used(req, given or {})
         if defaults:
