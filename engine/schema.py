@@ -251,6 +251,163 @@ class Service(_Doc):
     misses: list[str] = Field(default_factory=list, description="what falls short, in words")
 
 
+
+class BomLine(_Doc):
+    """One line of a plan's bill of materials: what, how much, and the rule behind it."""
+
+    item: str = Field(description="servers | gpus | cpu | ram | nvme | nic | switch | power | "
+                                  "rack | cooling")
+    label: str = Field(description="the item in words")
+    per_server: float | None = Field(None, description="quantity in one server, in `unit`")
+    total: float | None = Field(None, description="quantity for the whole plan, in `unit`")
+    unit: str = ""
+    text: str = Field(description="the line as the answer says it, with its arithmetic")
+    rule: str = Field(description="the rule or source the quantity follows")
+    share: float | None = Field(None, description="share of the plan's purchase price, where the "
+                                                  "catalog knows it (0-1)")
+    amount: float | None = Field(None, description="that share in the cost's currency")
+
+
+class Traffic(_Doc):
+    """Bytes a plan moves between servers, computed from its sharding."""
+
+    kind: str = Field(description="data-parallel | fsdp | pipeline | expert | serving-pipeline")
+    bytes_per_step: float = Field(description="bytes each GPU sends across servers per step")
+    seconds_per_step: float | None = Field(None, description="the step the traffic must hide in")
+    gbps_per_server: float | None = Field(None, description="Gb/s each server's NICs must carry "
+                                                            "for the traffic to keep pace")
+    text: str
+
+
+class Bom(_Doc):
+    """The whole server, not just the cards (issue 25): every line with its rule."""
+
+    servers: int
+    gpus_per_server: int
+    lines: list[BomLine]
+    traffic: list[Traffic] = Field(default_factory=list,
+                                   description="inter-server traffic that sizes the NICs")
+    currency: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ApiOffer(_Doc):
+    """A hosted API for the same or a comparable model, priced for the same traffic."""
+
+    provider: str
+    api_model: str
+    match: str = Field(description="same | comparable | similar: how it relates to the model asked")
+    basis: str = Field(description="why it is the same or comparable, in words")
+    currency: str = Field(description="the currency the provider quotes")
+    input_per_m: float
+    output_per_m: float
+    cached_per_m: float = 0.0
+    market: str = Field(description="china | global: where the provider bills")
+    monthly: float | None = Field(None, description="the API's cost for the traffic a month, in "
+                                                    "the answer's currency")
+    per_m_tokens: float | None = Field(None, description="blended per million tokens at the "
+                                                         "traffic's prompt/answer mix, answer's "
+                                                         "currency")
+    break_even_requests_per_day: float | None = Field(
+        None, description="traffic at which the plan's monthly cost equals this API's")
+    source: str
+    quoted: str
+    retrieved: str
+    stale: bool = False
+
+
+class ApiComparison(_Doc):
+    """Serving: the plan beside the hosted APIs for the same traffic (issue 25)."""
+
+    currency: str
+    mode: str | None = Field(None, description="buy | rent: how the plan's monthly cost is counted")
+    monthly: float | None = Field(None, description="the plan's cost a month")
+    requests_per_day: float = Field(description="the traffic compared: given, or the plan's "
+                                                "capacity at the assumed utilization")
+    tokens_per_month: float
+    capacity_requests_per_day: float | None = Field(
+        None, description="requests a day the plan serves at the service level, at its peak factor")
+    utilization: float | None = Field(None, description="average load over the plan's capacity")
+    per_m_tokens: float | None = Field(None, description="the plan's cost per million tokens "
+                                                         "at that traffic")
+    offers: list[ApiOffer] = Field(default_factory=list)
+    verdict: str = ""
+    notes: list[str] = Field(default_factory=list)
+
+
+class TrafficDoc(_Doc):
+    """requests= turned into concurrency and tokens by Little's law (engine/traffic.py)."""
+
+    requests_per_day: float
+    prompt_tokens: int
+    answer_tokens: int
+    peak_factor: float
+    seconds_per_request: float = Field(description="W: the longest a request may take at the "
+                                                   "service level")
+    peak_requests_per_s: float
+    mean_in_flight: float = Field(description="Little's law L = rate x W at the peak")
+    users: int = Field(description="concurrency sized for: the 99th percentile in flight")
+    tokens_per_month: float
+    text: str
+    assumed: list[str] = Field(default_factory=list)
+
+
+class Launch(_Doc):
+    """How to run the plan: commands and config files for one engine at a stated version."""
+
+    engine: str = Field(description="vllm | sglang | llama.cpp | llamafactory")
+    version: str = Field(description="the engine version the flags were checked against")
+    commands: list[str]
+    files: dict[str, str] = Field(default_factory=dict, description="file name -> contents")
+    notes: list[str] = Field(default_factory=list)
+
+
+class CapacityRow(_Doc):
+    context: int
+    users: int = Field(description="most concurrent users whose forward answer meets the service "
+                                   "level (0: not even one)")
+    decode_per_user: float | None = None
+    ttft_s: float | None = None
+    limit: str = Field(description="kv-memory | bandwidth | compute | prefill | cap: what stops "
+                                   "one more user")
+    limit_text: str = ""
+
+
+class ModelFit(_Doc):
+    """The largest catalog model a training method runs on the box."""
+
+    method: str
+    model: str | None
+    display: str | None = None
+    params: int | None = None
+    verdict: str | None = None
+    tokens_per_s: float | None = None
+
+
+class Recipe(_Doc):
+    """A training recipe on the box and how fast it runs."""
+
+    change: str
+    settings: Settings
+    tokens_per_s: float
+    verdict: str
+
+
+class Capacity(_Doc):
+    """What a box you own can serve or train (issue 25: the reverse question)."""
+
+    gpu: str
+    gpus: int
+    decode_floor: float | None = None
+    ttft_rule: str = ""
+    rows: list[CapacityRow] = Field(default_factory=list)
+    users: int | None = Field(None, description="users= given: the longest context they can share")
+    longest_context: int | None = None
+    largest: list[ModelFit] = Field(default_factory=list, description="training: largest models")
+    fastest: Recipe | None = Field(None, description="training: the fastest recipe that fits")
+    recipes: list[Recipe] = Field(default_factory=list)
+    text: str = ""
+
 class Plan(_Doc):
     gpu: str
     gpu_display: str
@@ -269,6 +426,10 @@ class Plan(_Doc):
                                            "card count: who ran it, at what memory, the source")
     change: str = Field("", description="what differs from the request (a recipe or count the "
                                         "budget search or the same-card search chose)")
+    bom: Bom | None = Field(None, description="the whole server: null when the plan does not run")
+    api: ApiComparison | None = Field(None, description="serving: hosted APIs for the same traffic")
+    launch: list[Launch] = Field(default_factory=list, description="commands that run the plan, "
+                                                                   "the sized engine first")
 
 
 class ModelInfo(_Doc):
@@ -322,3 +483,6 @@ class Answer(_Doc):
     trial: Trial | None = None
     assumptions: list[str]
     warnings: list[str] = []
+    traffic: TrafficDoc | None = Field(None, description="requests= as concurrency and tokens")
+    capacity: Capacity | None = Field(None, description="gpu= and gpus= given: what the box can "
+                                                        "serve or train")
