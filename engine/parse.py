@@ -305,6 +305,9 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                                            "gpu_memory_utilization), e.g. 0.95")),
     "days": ("days", lambda k, v: _positive(k, v.removesuffix("d")),
              N_("days a tokens= training run may take, e.g. 14")),
+    "requests": ("requests", _plain_count, N_("requests per day when serving, e.g. 10k")),
+    "peak": ("peak", lambda k, v: _positive(k, v.removesuffix("x")),
+             N_("busiest hour's traffic over the day's average, e.g. 3")),
 }
 KEY_ALIASES = {
     "card": "gpu", "cards": "gpus", "count": "gpus", "n": "gpus", "ngpus": "gpus",
@@ -328,6 +331,11 @@ KEY_ALIASES = {
     "lora_r": "rank", "max_model_len": "context", "max_num_seqs": "users",
     "input": "prompt", "input_len": "prompt", "prompt_len": "prompt", "answer": "output",
     "output_len": "output", "max_tokens": "output", "max_new_tokens": "output",
+    # serving traffic
+    "requests_per_day": "requests", "rpd": "requests", "daily_requests": "requests",
+    "input_tokens": "prompt", "prompt_tokens": "prompt", "in": "prompt",
+    "output_tokens": "output", "answer_tokens": "output", "completion_tokens": "output",
+    "out": "output", "peak_factor": "peak",
 }
 
 

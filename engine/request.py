@@ -154,6 +154,10 @@ class Request(BaseModel):
     replicas: int | None = Field(None, ge=1, le=4096)  # independent copies serving users=
     gpu_util: float | None = Field(None, ge=0.3, le=1)  # vLLM's gpu_memory_utilization
     days: float | None = Field(None, gt=0, le=3650)  # wall-clock days a tokens= run may take
+    # Serving traffic (engine/traffic.py): requests a day, with prompt= and output= per request,
+    # become concurrent users (Little's law) and tokens a month.
+    requests: float | None = Field(None, gt=0, le=1e10)  # requests per day
+    peak: float | None = Field(None, ge=1, le=100)  # busiest hour's traffic / the day's average
 
     def __hash__(self) -> int:
         # requests key the planner's component cache: a few fields (equal requests agree on
