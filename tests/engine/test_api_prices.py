@@ -1,0 +1,100 @@
+"""API versus self-hosting (engine/api_prices.py): the catalog is sourced and dated, the match
+says how the API relates to the model, and the comparison's arithmetic holds."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+import pytest
+
+import engine
+from engine import catalog
+from engine.api_prices import api_prices, held_mean, matches
+from engine.prices import price_book
+from engine.traffic import DAYS_PER_MONTH, poisson_quantile
+
+TODAY = date(2026, 12, 2)
+
+
+def test_every_row_is_sourced_dated_and_names_catalog_models() -> None:
+    models = catalog.models()
+    rows = api_prices()
+    assert rows
+    for row in rows:
+        assert re.match(r"https://", row.source), row
+        assert row.currency in ("CNY", "USD") and row.market in ("china", "global")
+        assert row.input > 0 and row.output > 0 and row.cached >= 0
+        assert row.quoted <= row.retrieved
+        assert row.models or row.comparable
+        for name in (*row.models, *row.comparable):
+            assert name in models, name
+
+
+def test_the_issue_s_providers_are_there() -> None:
+    served = {m for r in api_prices() for m in (*r.models, *r.comparable)}
+    for family in ("deepseek", "qwen3", "glm", "kimi", "gpt-oss"):
+        assert any(m.startswith(family) for m in served), family
+
+
+def test_match_kinds() -> None:
+    models = catalog.models()
+    assert {m.match for m in matches(models["qwen3-32b"])} == {"same"}
+    assert {m.match for m in matches(models["deepseek-r1"])} == {"comparable"}
+    similar = matches(models["qwen2.5-32b"])  # listed as comparable
+    assert {m.match for m in similar} == {"comparable"}
+    loose = matches(models["yi-1.5-34b"])  # no row: a model of similar size
+    assert loose and {m.match for m in loose} == {"similar"}
+    for m in loose:
+        served = models[m.price.models[0]]
+        assert 1 / 1.5 <= served.params / models["yi-1.5-34b"].params <= 1.5
+
+
+def test_comparison_arithmetic() -> None:
+    ans = engine.ask("qwen3-32b inference requests=10k prompt=2k answer=500", today=TODAY)
+    plan = ans.plans[0]
+    api = plan.api
+    assert api is not None and api.offers and api.monthly is not None
+    book = price_book()
+    requests = 10_000
+    tokens = requests * DAYS_PER_MONTH * 2500
+    assert api.tokens_per_month == pytest.approx(tokens, rel=1e-6)
+    assert api.per_m_tokens == pytest.approx(api.monthly / (tokens / 1e6), rel=1e-3)
+    for offer in api.offers:
+        per_request = book.convert((2000 * offer.input_per_m + 500 * offer.output_per_m) / 1e6,
+                                   offer.currency, api.currency)
+        assert offer.monthly == pytest.approx(per_request * requests * DAYS_PER_MONTH, rel=1e-3)
+        # at the break-even traffic the API costs what the plan does
+        even = offer.break_even_requests_per_day
+        assert even is not None
+        assert per_request * even * DAYS_PER_MONTH == pytest.approx(api.monthly, rel=1e-3)
+    monthly = plan.cost.buy.monthly_total if api.mode == "buy" else plan.cost.rent.monthly  # type: ignore[union-attr]
+    assert api.monthly == pytest.approx(monthly, abs=1)
+
+
+def test_capacity_is_what_the_plan_holds_at_its_peak() -> None:
+    ans = engine.ask("qwen3-32b inference users=20 context=4k", today=TODAY)
+    plan = ans.plans[0]
+    api = plan.api
+    assert api is not None and api.capacity_requests_per_day
+    seconds = 1000 / plan.speed.prefill_tokens_per_s + 340 / plan.speed.decode_tokens_per_s  # type: ignore[operator]
+    expected = held_mean(20) / seconds * 86_400 / 3
+    assert api.capacity_requests_per_day == pytest.approx(expected, rel=1e-3)
+    assert api.utilization == pytest.approx(1 / 3, rel=1e-3)  # compared at its capacity
+
+
+@pytest.mark.parametrize("users", [1, 5, 21, 83, 400])
+def test_held_mean_is_the_largest_mean_the_users_hold(users: int) -> None:
+    mean = held_mean(users)
+    assert poisson_quantile(mean) <= users
+    assert poisson_quantile(mean * 1.01 + 0.01) > users or mean == users
+
+
+def test_training_has_no_comparison() -> None:
+    assert engine.ask("7B lora", today=TODAY).plans[0].api is None
+
+
+def test_rows_go_stale() -> None:
+    ans = engine.ask("deepseek-v3 inference", today=date(2027, 12, 31))
+    offers = ans.plans[0].api.offers  # type: ignore[union-attr]
+    assert offers and all(o.stale for o in offers)
