@@ -164,6 +164,11 @@ def _price(book: PriceBook, item: str, kind: str, currency: str, market: str) ->
                                    if market_of(r.region) == market], currency)
 
 
+def quote(book: PriceBook, item: str, kind: str, currency: str, market: str) -> Price | None:
+    """The price the cost of a plan uses for `item` and `kind` in `market` (or None)."""
+    return _price(book, item, kind, currency, market)
+
+
 def server_layout(gpu: GpuSpec, gpus: int) -> tuple[int, int]:
     """(servers, GPUs per server): 8-GPU servers, smaller counts in one server."""
     per = min(gpus, GPUS_PER_SERVER)
@@ -261,14 +266,18 @@ def rent_per_gpu_hour(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str,
     return (None, []) if offer is None else (offer.per_gpu_hour, list(offer.rows))
 
 
+def host_power_w(book: PriceBook, gpu: GpuSpec, gpus: int) -> float:
+    """Watts the servers draw besides their GPUs (CPUs, RAM, fans, NICs), all servers together."""
+    servers, per = server_layout(gpu, gpus)
+    if gpu.form_factor in ("sxm", "oam"):
+        return book.host_power_w.value * per / 8 * servers  # HGX host scales with its board
+    return PCIE_HOST_W * servers
+
+
 def power_per_hour(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs
                    ) -> tuple[float, str]:
     """Cost of one hour of the whole plan running at TDP, with host and cooling (PUE)."""
-    servers, per = server_layout(gpu, gpus)
-    if gpu.form_factor in ("sxm", "oam"):
-        host_w = book.host_power_w.value * per / 8 * servers  # HGX host scales with its board
-    else:
-        host_w = PCIE_HOST_W * servers
+    host_w = host_power_w(book, gpu, gpus)
     kw = (gpu.tdp_w * gpus + host_w) * book.pue.value / 1000
     if inputs.power_price is not None:
         text = _("{kw:.1f} kW x {price:g} {currency}/kWh (power_price=)").format(
