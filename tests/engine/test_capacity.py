@@ -1,0 +1,123 @@
+"""The reverse question (engine/capacity.py) against the forward one: the users it reports for a
+box make that box's forward answer meet the service level, and one more user does not; the
+longest context likewise; the largest model runs and the next larger one does not."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+import engine
+from engine import catalog
+from engine.capacity import CONTEXT_STEP, LARGEST_METHODS, MAX_USERS
+from engine.parse import parse
+from engine.plan import ranked_plans
+from engine.prices import price_book
+from engine.resolve import resolve_model
+from engine.schema import Plan
+from engine.sizing import with_native_format
+
+TODAY = date(2026, 12, 2)
+BOXES = ("qwen3-32b inference gpu=4090 gpus=8", "llama-3.1-8b inference gpu=4090 gpus=1",
+         "qwen2.5-72b inference quant=awq gpu=a100-80gb gpus=2",
+         "qwen3-30b-a3b inference gpu=h100-sxm gpus=1 min_speed=40",
+         "qwen2.5-7b inference quant=q4_k_m gpu=rtx-3090 gpus=1")
+
+
+def forward(text: str, **update: object) -> Plan | None:
+    """The forward answer's plan for the box, as the sizing question would ask it."""
+    req = parse(text).model_copy(update=update)
+    spec, _notes = resolve_model(req.model)
+    req, _native = with_native_format(spec, req)
+    plans, _m, _e = ranked_plans(spec, req, today=TODAY, book=price_book())
+    return plans[0] if plans else None
+
+
+def meets(plan: Plan | None) -> bool:
+    return (plan is not None and plan.verdict != "no" and plan.service is not None
+            and plan.service.meets)
+
+
+@pytest.mark.parametrize("text", BOXES)
+def test_reported_users_meet_and_one_more_does_not(text: str) -> None:
+    ans = engine.ask(text, today=TODAY)
+    assert ans.capacity is not None and ans.capacity.rows
+    for row in ans.capacity.rows:
+        if row.users:
+            assert meets(forward(text, users=row.users, context=row.context)), row
+        if row.users < MAX_USERS:
+            assert not meets(forward(text, users=row.users + 1, context=row.context)), row
+
+
+def test_the_json_answer_agrees_end_to_end() -> None:
+    text = "qwen3-32b inference gpu=4090 gpus=8"
+    row = next(r for r in engine.ask(text, today=TODAY).capacity.rows  # type: ignore[union-attr]
+               if r.context == 8192)
+    at = engine.ask(f"{text} users={row.users} context=8k", today=TODAY).plans[0]
+    over = engine.ask(f"{text} users={row.users + 1} context=8k", today=TODAY).plans[0]
+    assert meets(at) and not meets(over)
+
+
+def test_limits_read_from_the_failing_answer() -> None:
+    ans = engine.ask("qwen3-32b inference gpu=4090 gpus=8", today=TODAY)
+    rows = ans.capacity.rows  # type: ignore[union-attr]
+    assert {r.limit for r in rows} <= {"kv-memory", "bandwidth", "compute", "prefill", "cap"}
+    assert rows[0].limit == "kv-memory"  # 24 GB cards: the KV cache runs out first
+    fast = engine.ask("qwen3-30b-a3b inference gpu=h100-sxm gpus=1 min_speed=40", today=TODAY)
+    assert any(r.limit in ("bandwidth", "compute") for r in fast.capacity.rows)  # type: ignore[union-attr]
+
+
+def test_users_fall_as_context_grows() -> None:
+    rows = engine.ask("qwen3-32b inference gpu=4090 gpus=8", today=TODAY).capacity.rows  # type: ignore[union-attr]
+    users = [r.users for r in rows]
+    assert users == sorted(users, reverse=True)
+
+
+@pytest.mark.parametrize(("text", "users"), [("qwen3-32b inference gpu=4090 gpus=8", 20),
+                                             ("llama-3.1-8b inference gpu=4090 gpus=1", 4)])
+def test_longest_context_for_given_users(text: str, users: int) -> None:
+    ans = engine.ask(f"{text} users={users}", today=TODAY)
+    cap = ans.capacity
+    assert cap is not None and cap.users == users and cap.longest_context
+    assert meets(forward(text, users=users, context=cap.longest_context))
+    spec = resolve_model(parse(text).model)[0]
+    if cap.longest_context + CONTEXT_STEP <= spec.max_context:
+        assert not meets(forward(text, users=users, context=cap.longest_context + CONTEXT_STEP))
+
+
+def test_no_capacity_unless_the_box_is_given() -> None:
+    assert engine.ask("qwen3-32b inference", today=TODAY).capacity is None
+    assert engine.ask("qwen3-32b inference gpu=4090", today=TODAY).capacity is None
+
+
+def _train(spec_name: str, method: str, box: str) -> Plan | None:
+    spec = catalog.models()[spec_name]
+    req = parse(f"{spec_name} {method} {box}")
+    plans, _m, _e = ranked_plans(spec, req, today=TODAY, book=price_book())
+    return plans[0] if plans else None
+
+
+@pytest.mark.parametrize("box", ["gpu=rtx-4090 gpus=2", "gpu=h100-sxm gpus=8"])
+def test_largest_model_runs_and_the_next_larger_does_not(box: str) -> None:
+    ans = engine.ask(f"llama-3.1-8b lora {box}", today=TODAY)
+    cap = ans.capacity
+    assert cap is not None and [f.method for f in cap.largest] == list(LARGEST_METHODS)
+    ordered = sorted(catalog.models().values(), key=lambda m: -m.params)
+    for fit in cap.largest:
+        assert fit.model is not None
+        plan = _train(fit.model, fit.method, box)
+        assert plan is not None and plan.verdict != "no"
+        bigger = [m for m in ordered if m.params > (fit.params or 0)]
+        for model in bigger:
+            plan = _train(model.name, fit.method, box)
+            assert plan is None or plan.verdict == "no", (fit.method, model.name)
+
+
+def test_fastest_recipe_is_the_fastest_that_fits() -> None:
+    ans = engine.ask("llama-3.1-8b full-finetune gpu=h100-sxm gpus=8", today=TODAY)
+    cap = ans.capacity
+    assert cap is not None and cap.fastest is not None and cap.recipes
+    assert cap.fastest.tokens_per_s == max(r.tokens_per_s for r in cap.recipes
+                                           if r.verdict == cap.fastest.verdict)
+    assert cap.fastest.verdict in ("fits", "tight")
