@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from datetime import date
 
-from engine import recommend
+from engine import catalog, recommend
 from engine.alternatives import alternatives, budget_search
+from engine.api_prices import compare
 from engine.architecture import ModelSpec
+from engine.bom import bill_of_materials
+from engine.capacity import at_capacity, capacity
 from engine.explain import assumptions, warnings
 from engine.i18n import _
+from engine.launch import launch_for
 from engine.parse import parse
 from engine.plan import (
     DEFAULT_SERVING_FORMATS,
@@ -26,6 +30,7 @@ from engine.prices import PriceBook, price_book
 from engine.request import Request
 from engine.resolve import HubLookup, resolve_model
 from engine.schema import Alternative, Answer, MarketInfo, ModelInfo, Plan
+from engine.traffic import with_traffic
 
 
 def ask(text: str, *, hub: HubLookup | None = None, book: PriceBook | None = None,
@@ -91,6 +96,37 @@ def with_native_format(spec: ModelSpec, req: Request) -> tuple[Request, tuple[st
     return req.model_copy(update={"quant": native}), (note,)
 
 
+def request_of(req: Request, plan: Plan) -> Request:
+    """The request a plan answers: each card serves the format its plan chose, and a plan the
+    budget search changed (a lighter optimizer, LoRA, a shorter recipe) trains as it says."""
+    s = plan.settings
+    if req.is_serving:
+        return req if req.quant is not None else req.model_copy(update={"quant": s.quant})
+    update = {"method": plan.method, "checkpointing": s.checkpointing, "offload": s.offload}
+    if s.optimizer is not None:
+        update["optimizer"] = s.optimizer
+    if s.batch is not None:
+        update["batch"] = s.batch
+    if s.seq is not None:
+        update["seq"] = s.seq
+    changed = {k: v for k, v in update.items() if getattr(req, k) != v}
+    return req.model_copy(update=changed) if changed else req
+
+
+def complete_plan(spec: ModelSpec, req: Request, plan: Plan, today: date,
+                  book: PriceBook) -> Plan:
+    """A ranked plan with what beyond the cards it takes (issue 25): the whole server, the hosted
+    APIs for the same traffic (serving), and the commands that run it."""
+    if plan.verdict == "no":
+        return plan
+    gpu = catalog.gpus()[plan.gpu]
+    req = request_of(req, plan)
+    return plan.model_copy(update={
+        "bom": bill_of_materials(spec, req, plan, gpu, book),
+        "api": compare(plan, spec, req, book, today),
+        "launch": launch_for(spec, req, plan, gpu)})
+
+
 def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, today: date,
                   book: PriceBook) -> list[Alternative]:
     """What would fit when nothing usable came out; when serving across servers, the changes
@@ -116,6 +152,7 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     req, defaults = with_model_defaults(spec, req)
     req, native = with_native_format(spec, req)
     native = defaults + native
+    req, traffic = with_traffic(req)
     plans, misses, excluded = ranked_plans(spec, req, today=today, book=book)
     top = plans[0] if plans else None
     asked = req
@@ -126,6 +163,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
         if within:
             plans = recommend.rank_plans(within + plans, req, spec)
             top = plans[0]
+    plans = [complete_plan(spec, req, p, today, book) for p in plans]
+    top = plans[0] if plans else None
     if req.is_serving and req.quant is None and top is not None:
         # what the answer's text describes: the format the recommended plan serves
         req = req.model_copy(update={"quant": top.settings.quant})
@@ -142,6 +181,19 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
             top.access.can_buy or top.access.can_rent):
         # a card the market gets only through grey channels (or not at all): said first
         text = recommend.unobtainable_text(top, req) + " " + text
+    box = capacity(spec, asked, today, book)
+    full = at_capacity(spec, asked, box, today, book)
+    if full is not None and plans:  # a box you own: its worth against an API at what it carries
+        full_req, full_plan = full
+        full_req = request_of(full_req, full_plan)
+        api = compare(full_plan, spec, full_req, book, today)
+        if api is not None:
+            api.notes.insert(0, _("compared at the box's capacity: {users} users with {context} "
+                                  "tokens each").format(users=full_req.users,
+                                                        context=full_req.context))
+            gpu = catalog.gpus()[full_plan.gpu]
+            plans[0] = plans[0].model_copy(update={
+                "api": api, "launch": launch_for(spec, full_req, full_plan, gpu)})
     choice = req.market_choice
     market = MarketInfo.build(market=choice.market, reason=_(choice.reason).format(
         market=req.market, region=req.region), excluded=excluded)
@@ -155,4 +207,5 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                         advice=recommend.advice(spec, req, plans),
                         trial=recommend.trial(top, req) if good else None,
                         assumptions=assumptions(spec, req, model_notes + native, book),
-                        warnings=warnings(spec, req, plans) + misses)
+                        warnings=warnings(spec, req, plans) + misses, traffic=traffic,
+                        capacity=box)

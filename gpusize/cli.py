@@ -19,7 +19,7 @@ from engine.methods import METHODS
 from engine.parse import KEYS
 from engine.schema import Answer
 
-USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--chart FILE] [--lang zh|en]
+USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--bom] [--chart FILE] [--lang zh|en]
        gpusize serve [--socket]     the Slack bot (see docs/SLACK.md "Install in your workspace")
        gpusize digest run [--now=ISO-TIME]     post the price digests that are due
        gpusize prices import FILE | export     the price history in Redis
@@ -36,6 +36,7 @@ examples:
   gpusize 70B full-finetune gpu=h800 gpus=8 zero=3 --json
 
 --json prints the answer as a JSON document (schema in docs/JSON.md).
+--bom also prints the first option's bill of materials (the whole server, each line's rule).
 --chart FILE also draws the memory per GPU of the top options as a PNG image in FILE.
 --lang zh|en answers in Chinese or English (default: from LANG / LC_ALL).
 Chinese input works too: gpusize 13B 全参微调 预算15万"""
@@ -87,7 +88,8 @@ def _main(argv: list[str] | None = None) -> int:
 
         return prices(args[1:])
     as_json = "--json" in args
-    words, chart = _take_option([a for a in args if a != "--json"], "--chart")
+    bom = "--bom" in args
+    words, chart = _take_option([a for a in args if a not in ("--json", "--bom")], "--chart")
     words, lang = _take_option(words, "--lang")
     # --lang, else the question's own language when it is Chinese, else the environment's
     i18n.set_language(lang if lang in i18n.LANGUAGES else i18n.language_of_text(" ".join(words))
@@ -102,11 +104,11 @@ def _main(argv: list[str] | None = None) -> int:
         return 2
     unknown = [a for a in words if a.startswith("--")]
     if unknown:
-        print("gpusize: " + _("unknown option {option}; options: --json, --chart FILE, "
+        print("gpusize: " + _("unknown option {option}; options: --json, --bom, --chart FILE, "
                               "--lang zh|en, --help, --version").format(option=unknown[0][:40]),
               file=sys.stderr)
         return 2
-    return print_answer(" ".join(words), as_json=as_json, chart=chart)
+    return print_answer(" ".join(words), as_json=as_json, chart=chart, bom=bom)
 
 
 def _take_option(args: list[str], name: str) -> tuple[list[str], str | None]:
@@ -143,7 +145,7 @@ def serve(args: list[str]) -> int:
     return run_server(socket_mode="--socket" in args, host=host)
 
 
-def print_answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
+def print_answer(text: str, *, as_json: bool, chart: str | None = None, bom: bool = False) -> int:
     try:
         # engine.hub imports huggingface_hub only when a repo id outside the catalog is asked for
         result = ask(text, hub=hub.lookup)
@@ -157,7 +159,7 @@ def print_answer(text: str, *, as_json: bool, chart: str | None = None) -> int:
     else:
         from present.terminal import render
 
-        print(render(result))
+        print(render(result, bom=bom))
     if chart is not None:
         print(_("chart written to {path}").format(path=chart), file=sys.stderr)
     return 0

@@ -20,6 +20,14 @@ from engine.request import Request
 from engine.schema import Answer, Plan
 from present import blockkit
 from present.blockkit import user_ref
+from present.detail import (
+    ENGINE_NAMES,
+    api_lines,
+    bom_lines,
+    capacity_lines,
+    launch_heading,
+    traffic_lines,
+)
 from present.labels import (
     ACCESS,
     COMPONENTS,
@@ -569,6 +577,40 @@ def rent_vs_buy_sections(ans: Answer, limit: int = 5) -> list[str]:
             even=even, cheaper=cheaper))
     lines.append(_("The guides' fixed rule (buy above 400 h/month) is shown beside each computed "
                    "break-even in the answer; reply \"hours 500\" to change the use per month."))
+    return blockkit.sections("\n".join(lines))
+
+
+def bom_sections(ans: Answer) -> list[str]:
+    """The "Bill of materials" button: the whole server of the first option, each line with its
+    rule, the traffic that sizes the network; then API versus self-hosting and what the box can
+    do, when the answer has them."""
+    top = ans.plans[0] if ans.plans else None
+    if top is None or top.bom is None:
+        return blockkit.sections(_("*Bill of materials*: the plan does not run, so there is "
+                                   "nothing to buy."))
+    lines = bom_lines(top)
+    lines[0] = f"*{lines[0]}*"
+    extra = traffic_lines(ans) + api_lines(top) + capacity_lines(ans.capacity)
+    if extra:
+        lines += [""] + extra
+    return blockkit.sections("\n".join(lines))
+
+
+def launch_sections(ans: Answer) -> list[str]:
+    """The "How to run it" button: each engine's commands and config files as code blocks, with
+    the version the options were checked against."""
+    top = ans.plans[0] if ans.plans else None
+    if top is None or not top.launch:
+        return blockkit.sections(_("*How to run it*: the plan does not run."))
+    lines: list[str] = []
+    for i, launch in enumerate(top.launch):
+        heading = launch_heading(launch) if i == 0 else _("Or with {engine} {version}:").format(
+            engine=ENGINE_NAMES.get(launch.engine, launch.engine), version=launch.version)
+        lines += [f"*{heading}*", "```", *launch.commands, "```"]
+        for name, text in launch.files.items():
+            lines += [f"`{name}`", "```", *text.splitlines(), "```"]
+        if i == 0:
+            lines += [f"• {note}" for note in launch.notes]
     return blockkit.sections("\n".join(lines))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engine.i18n import _, money
 from engine.schema import Answer, Plan
+from present.detail import api_lines, bom_lines, capacity_lines, launch_lines, traffic_lines
 from present.labels import (
     COMPONENTS,
     GIB,
@@ -99,7 +100,8 @@ def cost_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def render(ans: Answer) -> str:
+def render(ans: Answer, *, bom: bool = False) -> str:
+    """The answer as text; `bom` adds the first option's bill of materials (--bom)."""
     model = ans.model
     active = (_(", {active:.1f}B active").format(active=model.active_params / 1e9)
               if model.active_params < 0.9 * model.params else "")
@@ -127,6 +129,16 @@ def render(ans: Answer) -> str:
         if ans.plans[0].speed.detail:
             lines.append(_("  speed: {detail}").format(detail=ans.plans[0].speed.detail))
         lines += ["", *cost_lines(ans.plans[0])]
+        if bom and ans.plans[0].bom is not None:
+            lines += ["", *bom_lines(ans.plans[0])]
+        elif ans.plans[0].bom is not None:
+            lines += ["", _("(--bom: the whole server, not just the cards)")]
+    if ans.traffic:
+        lines += ["", *traffic_lines(ans)]
+    if ans.plans and ans.plans[0].api:
+        lines += ["", *api_lines(ans.plans[0])]
+    if ans.capacity:
+        lines += ["", *capacity_lines(ans.capacity)]
     if ans.trial:
         lines += ["", _("Before buying: ") + ans.trial.note]
     if ans.advice:
@@ -134,4 +146,6 @@ def render(ans: Answer) -> str:
     if ans.warnings:
         lines += ["", _("Warnings:")] + [f"  ! {w}" for w in ans.warnings]
     lines += ["", _("Assumptions:")] + [f"  - {a}" for a in ans.assumptions]
+    if ans.plans and ans.plans[0].launch:
+        lines += ["", *launch_lines(ans.plans[0])]
     return "\n".join(lines)

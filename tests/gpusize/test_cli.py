@@ -59,6 +59,22 @@ def test_json_document_is_stable() -> None:
     assert plan["speed"]["train_tokens_per_s"] > 0
 
 
+def test_beyond_the_cards_in_text_json_and_chinese() -> None:
+    out = run("qwen3-32b", "inference", "gpu=4090", "gpus=8", "--bom")
+    assert out.returncode == 0, out.stderr
+    for needle in ("Bill of materials", "What the box can do", "API versus self-hosting",
+                   "How to run it with vLLM", "$ vllm serve"):
+        assert needle in out.stdout, needle
+    doc = json.loads(run("qwen3-32b", "inference", "requests=10k", "prompt=2k", "answer=500",
+                         "--json").stdout)
+    plan = doc["plans"][0]
+    assert {line["item"] for line in plan["bom"]["lines"]} >= {"cpu", "ram", "nvme", "power"}
+    assert plan["api"]["offers"] and plan["launch"][0]["commands"]
+    assert doc["traffic"]["users"] == plan["settings"]["users"]
+    zh = run("qwen3-32b", "推理", "gpu=4090", "gpus=8", "--bom")
+    assert "整机物料清单" in zh.stdout and "这台机器能做什么" in zh.stdout
+
+
 def test_unpinned_lists_smallest_count_per_card() -> None:
     doc = json.loads(run("llama-3.1-70b", "inference", "market=global", "--json").stdout)
     counts = {p["gpu"]: p["gpus"] for p in doc["plans"]}

@@ -95,7 +95,8 @@ def test_answers_fit_block_kit(query: str) -> None:
     check_blocks(blocks)
     assert blockkit.fallback(slack.answer_fallback(ans, ci))
     for sections in (slack.breakdown_sections(ans), slack.rent_vs_buy_sections(ans),
-                     slack.assumptions_sections(ans), slack.advice_sections(ans)):
+                     slack.assumptions_sections(ans), slack.advice_sections(ans),
+                     slack.bom_sections(ans), slack.launch_sections(ans)):
         check_blocks(blockkit.blocks("notice.json.j2", n={"sections": sections, "context": "",
                                                         "user": ""}))
 
