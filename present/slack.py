@@ -592,7 +592,7 @@ def bom_sections(ans: Answer) -> list[str]:
     lines[0] = f"*{lines[0]}*"
     extra = traffic_lines(ans) + api_lines(top) + capacity_lines(ans.capacity)
     if extra:
-        lines += [""] + extra
+        lines += ["", *extra]
     return blockkit.sections("\n".join(lines))
 
 
