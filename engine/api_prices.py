@@ -13,7 +13,7 @@ hour and that over the peak factor on average.
 from __future__ import annotations
 
 from datetime import date
-from functools import cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
@@ -86,6 +86,11 @@ class Match(NamedTuple):
 def matches(spec: ModelSpec) -> list[Match]:
     """APIs serving this model, else ones that stand in for it, else ones for a model of
     similar size: the closest kind of match found, never a mix of kinds."""
+    return _matches(spec, i18n.current())
+
+
+@lru_cache(maxsize=256)
+def _matches(spec: ModelSpec, lang: str) -> list[Match]:  # the bases are said in `lang`
     rows = api_prices()
     same = [Match(r, "same", _("{provider} serves {model} itself").format(
         provider=r.provider, model=spec.display)) for r in rows if spec.name in r.models]
@@ -114,10 +119,12 @@ def matches(spec: ModelSpec) -> list[Match]:
     return similar
 
 
+@lru_cache(maxsize=1024)
 def held_mean(users: int) -> float:
-    """The largest mean in flight whose 99th-percentile Poisson count is within `users`."""
+    """The largest mean in flight whose 99th-percentile Poisson count is within `users` (to a
+    millionth of `users`: every plan of an answer asks for the same users)."""
     lo, hi = 0.0, float(users)
-    for _step in range(40):
+    for _step in range(21):
         mid = (lo + hi) / 2
         if poisson_quantile(mid) <= users:
             lo = mid

@@ -72,12 +72,13 @@ def poisson_quantile(mean: float, q: float = QUANTILE) -> int:
     if mean > 1000:
         return math.ceil(mean + _Z99 * math.sqrt(mean) + 0.5)
     # each term in log space: exp(-mean) alone underflows for means past ~745
-    log_mean, total, n = math.log(mean), 0.0, 0
+    log_mean, log_term, total, n = math.log(mean), -mean, 0.0, 0
     while True:
-        total += math.exp(-mean + n * log_mean - math.lgamma(n + 1))
+        total += math.exp(log_term)
         if total >= q:
             return n
         n += 1
+        log_term += log_mean - math.log(n)
 
 
 def load_of(req: Request) -> Load | None:
