@@ -26,6 +26,7 @@ from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.i18n import N_, _, money
 from engine.prices import PriceBook
+from engine.quant import weight_bytes
 from engine.recommend import DEFAULT_EPOCH_TOKENS, tokens_text
 from engine.request import Request
 from engine.schema import Bom, BomLine, Plan, Traffic
@@ -222,7 +223,7 @@ def _ram(plan: Plan, gpu: GpuSpec, lay: Layout) -> BomLine:
 
 
 def _nvme(spec: ModelSpec, req: Request, plan: Plan, lay: Layout) -> BomLine:
-    release = spec.params * 2  # as released: 16-bit, or smaller when quantized
+    release = weight_bytes(spec, spec.native_quant).total_bytes  # the checkpoint as released
     parts = [_("model {gb:,.0f} GB").format(gb=release / 1e9)]
     need = release
     if req.is_training:
