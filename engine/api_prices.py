@@ -28,7 +28,6 @@ from engine.traffic import (
     DAYS_PER_MONTH,
     DEFAULT_ANSWER,
     DEFAULT_PEAK,
-    DEFAULT_PROMPT,
     SECONDS_PER_DAY,
     Load,
     load_of,
@@ -134,13 +133,12 @@ def held_mean(users: int) -> float:
 
 
 def _lengths(req: Request, load: Load | None) -> tuple[int, int]:
+    """(prompt, answer) of one request: the traffic's, else the plan's sequence split as the
+    forward answer splits it (prompt= and output=, else the typical answer)."""
     if load is not None:
         return load.prompt, load.answer
-    prompt, answer = req.prompt or DEFAULT_PROMPT, req.answer or DEFAULT_ANSWER
-    if prompt + answer > req.context:  # a context= shorter than the default request
-        scale = req.context / (prompt + answer)
-        prompt, answer = max(1, int(prompt * scale)), max(1, int(answer * scale))
-    return prompt, answer
+    answer = req.answer_tokens or min(DEFAULT_ANSWER, max(1, req.context // 2))
+    return max(1, req.context - answer), answer
 
 
 def plan_monthly(plan: Plan) -> tuple[str | None, float | None]:

@@ -60,12 +60,19 @@ def _at(req: Request, **update: object) -> Request:
     return req.model_copy(update={"budget": None, **update})
 
 
+def _split(req: Request, context: int) -> dict[str, object]:
+    """A sequence of `context` tokens split as the request splits its own: the answer it asked
+    for (or a reasoning model's typical one), at most half the context; the rest prompt."""
+    output = min(req.output, max(1, context // 2)) if req.output is not None else None
+    return {"context": context, "output": output, "prompt": None}
+
+
 def most_users(forward: Forward, req: Request, context: int) -> tuple[int, Plan | None,
                                                                      Plan | None]:
     """(n, the plan at n users, the plan at n + 1): n meets the service level at `context`,
     n + 1 does not (n = 0 when one user does not; the bound when the bound does)."""
     def probe(users: int) -> Plan | None:
-        return forward(_at(req, users=users, context=context))
+        return forward(_at(req, users=users, **_split(req, context)))
 
     first = probe(1)
     if not meets(first):
@@ -91,7 +98,7 @@ def most_users(forward: Forward, req: Request, context: int) -> tuple[int, Plan 
 def longest_context(forward: Forward, req: Request, users: int, ceiling: int) -> int:
     """The longest context (to CONTEXT_STEP) `users` share while meeting the service level."""
     def ok(steps: int) -> bool:
-        return meets(forward(_at(req, users=users, context=steps * CONTEXT_STEP)))
+        return meets(forward(_at(req, users=users, **_split(req, steps * CONTEXT_STEP))))
 
     lo, hi = 0, ceiling // CONTEXT_STEP
     if hi == 0 or not ok(1):
@@ -117,6 +124,10 @@ def limit_of(spec: ModelSpec, gpu: GpuSpec, req: Request, failed: Plan | None,
         return "kv-memory", _("{users} users x {context} tokens of KV cache no longer fit the "
                               "cards").format(users=users + 1, context=context)
     sv, s = failed.service, failed.settings
+    if sv is not None and sv.users_held is not None and sv.users_held <= users:
+        return "kv-memory", _("the KV cache holds {held} users at {context} tokens with room to "
+                              "spare, not {users}").format(held=sv.users_held, context=context,
+                                                           users=users + 1)
     per_user = sv.decode_per_user if sv else None
     if per_user is not None and sv is not None and sv.decode_floor and per_user < sv.decode_floor:
         _step, parts = speed.decode_step_s(
@@ -247,7 +258,8 @@ def at_capacity(spec: ModelSpec, req: Request, cap: Capacity | None, today: date
     if not rows:
         return None
     row = rows[-1] if rows[-1].context <= req.context else rows[0]
-    full = _at(req, users=row.users, context=row.context).model_copy(update={"budget": req.budget})
+    full = _at(req, users=row.users, **_split(req, row.context)).model_copy(
+        update={"budget": req.budget})
     plan = forward_answer(spec, today, book)(full)
     return (full, plan) if meets(plan) and plan is not None else None
 

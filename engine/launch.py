@@ -108,17 +108,26 @@ CHECKPOINT_NOTE = {
 def _serving_shape(plan: Plan, gpu: GpuSpec) -> tuple[int, int, int, int]:
     """(GPUs per copy, copies per server, servers per copy, servers)."""
     s = plan.settings
-    group = s.tp * s.pp
+    group = s.tp * s.dp_attention * s.pp
     lay = layout(gpu, plan.gpus)
     per_server = max(1, lay.per // group) if group <= lay.per else 1
     servers_per_copy = max(1, -(-group // lay.per))
     return group, per_server, servers_per_copy, lay.servers
 
 
-def _quant_notes(req: Request, spec: ModelSpec, table: dict[str, str], engine: str
-                 ) -> tuple[list[str], list[str]]:
+def _model(spec: ModelSpec, plan: Plan) -> str:
+    """The checkpoint to serve: the official release the plan chose (Qwen/Qwen3-32B-FP8), else
+    the model's own repository."""
+    return plan.settings.release or _repo(spec)
+
+
+def _quant_notes(req: Request, spec: ModelSpec, table: dict[str, str], engine: str,
+                 plan: Plan) -> tuple[list[str], list[str]]:
     """(flags, notes) for the weight format on an engine."""
-    quant = req.weight_quant
+    quant = plan.settings.quant or req.weight_quant
+    if plan.settings.release and plan.settings.release != spec.hf_repo:
+        return [], [_("{release}: the official {quant} release; the engine reads the format "
+                      "from its config").format(release=plan.settings.release, quant=quant)]
     if quant in ("bf16", "fp16"):
         return (["--dtype", "float16"] if quant == "fp16" else []), []
     if quant == spec.native_quant:  # released in this format: the checkpoint's config says so
@@ -143,13 +152,15 @@ def vllm_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> Laun
     _group, copies, spans, servers = _serving_shape(plan, gpu)
     users = -(-req.users // max(1, s.replicas))
     util = round(plan.memory.usable / plan.memory.capacity, 2) if plan.memory.capacity else 0.9
-    quant, notes = _quant_notes(req, spec, VLLM_QUANT, "vllm")
-    words: list[Any] = ["vllm", "serve", _repo(spec), "--tensor-parallel-size", s.tp]
+    quant, notes = _quant_notes(req, spec, VLLM_QUANT, "vllm", plan)
+    words: list[Any] = ["vllm", "serve", _model(spec, plan), "--tensor-parallel-size", s.tp]
     if s.pp > 1:
         words += ["--pipeline-parallel-size", s.pp]
-    if spec.is_moe and (getattr(s, "ep", 1) or 1) > 1:
+    if s.ep > 1:
         words += ["--enable-expert-parallel"]
-    if copies > 1 and spans == 1:
+    if s.dp_attention > 1:  # attention data parallel: one engine per group, experts across all
+        words += ["--data-parallel-size", s.dp_attention * (copies if spans == 1 else 1)]
+    elif copies > 1 and spans == 1:
         words += ["--data-parallel-size", copies]
     words += ["--max-model-len", s.context or req.context, "--gpu-memory-utilization", util,
               "--max-num-seqs", users, *quant]
@@ -182,13 +193,15 @@ def sglang_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> La
     _group, copies, spans, servers = _serving_shape(plan, gpu)
     users = -(-req.users // max(1, s.replicas))
     util = round(plan.memory.usable / plan.memory.capacity, 2) if plan.memory.capacity else 0.9
-    quant, notes = _quant_notes(req, spec, SGLANG_QUANT, "sglang")
-    words: list[Any] = ["python", "-m", "sglang.launch_server", "--model-path", _repo(spec),
-                        "--tp-size", s.tp]
+    quant, notes = _quant_notes(req, spec, SGLANG_QUANT, "sglang", plan)
+    words: list[Any] = ["python", "-m", "sglang.launch_server", "--model-path", _model(spec, plan),
+                        "--tp-size", s.tp * s.dp_attention]
     if s.pp > 1:
         words += ["--pp-size", s.pp]
-    if spec.is_moe and (getattr(s, "ep", 1) or 1) > 1:
-        words += ["--ep-size", s.tp * s.pp]
+    if s.dp_attention > 1:  # SGLang counts the groups' GPUs in --tp-size
+        words += ["--attn-dp-size", s.dp_attention]
+    if s.ep > 1:
+        words += ["--ep-size", s.ep]
     if copies > 1 and spans == 1:
         words += ["--dp-size", copies]
     words += ["--context-length", s.context or req.context, "--mem-fraction-static", util,
@@ -220,8 +233,8 @@ def llama_cpp_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) ->
     s = plan.settings
     users = -(-req.users // max(1, s.replicas))
     context = s.context or req.context
-    gpus_per_copy = s.tp * s.pp
-    quant = req.weight_quant.upper()
+    gpus_per_copy = s.tp * s.dp_attention * s.pp
+    quant = (s.quant or req.weight_quant).upper()
     gguf = f"{spec.name}-{quant}.gguf"
     words: list[Any] = ["llama-server", "-m", gguf, "--ctx-size", context * users,
                         "--parallel", users, "--n-gpu-layers", 999, "--flash-attn", "on"]

@@ -139,6 +139,7 @@ INPUTS = {
     "rank": N_("LoRA rank"), "targets": N_("LoRA targets"), "quant": N_("weight format"),
     "context": N_("context"), "users": N_("concurrent users"), "kv": N_("KV cache format"),
     "prompt": N_("prompt length"), "output": N_("answer length"),
+    "requests": N_("requests per day"), "peak": N_("peak factor"),
     "tokens": N_("training tokens"), "headroom": N_("headroom"), "loss": N_("loss"),
     "fused_step": N_("fused optimizer step"), "compile": N_("torch.compile"),
     "engine": N_("serving engine"), "budget": N_("budget"), "currency": N_("currency"),
@@ -181,6 +182,10 @@ def input_value(name: str, value: object, currency: str = "CNY") -> str:
         return _("{hours:g} h/month").format(hours=value)
     if name == "months" and isinstance(value, int):
         return _("{count} months").format(count=value)
+    if name == "requests" and isinstance(value, int | float):
+        return _("{count:,.0f} a day").format(count=value)
+    if name == "peak" and isinstance(value, int | float):
+        return f"{value:g}x"
     if name == "days" and isinstance(value, int | float):
         return _("{count:g} days").format(count=value)
     if name == "min_speed" and isinstance(value, int | float):

@@ -51,7 +51,7 @@ def test_match_kinds() -> None:
 
 
 def test_comparison_arithmetic() -> None:
-    ans = engine.ask("qwen3-32b inference requests=10k prompt=2k answer=500", today=TODAY)
+    ans = engine.ask("qwen3-32b inference requests=10k prompt=2000 output=500", today=TODAY)
     plan = ans.plans[0]
     api = plan.api
     assert api is not None and api.offers and api.monthly is not None
@@ -77,7 +77,8 @@ def test_capacity_is_what_the_plan_holds_at_its_peak() -> None:
     plan = ans.plans[0]
     api = plan.api
     assert api is not None and api.capacity_requests_per_day
-    seconds = 1000 / plan.speed.prefill_tokens_per_s + 340 / plan.speed.decode_tokens_per_s  # type: ignore[operator]
+    # no prompt= or output=: the 4k sequence holds a typical 340-token answer and its prompt
+    seconds = (4096 - 340) / plan.speed.prefill_tokens_per_s + 340 / plan.speed.decode_tokens_per_s  # type: ignore[operator]
     expected = held_mean(20) / seconds * 86_400 / 3
     assert api.capacity_requests_per_day == pytest.approx(expected, rel=1e-3)
     assert api.utilization == pytest.approx(1 / 3, rel=1e-3)  # compared at its capacity

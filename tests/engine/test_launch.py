@@ -111,12 +111,17 @@ def test_serving_commands_say_what_the_answer_sized(text: str) -> None:
                       "--pipeline-parallel-size"),
              "sglang": ("--tp-size", "--context-length", "--mem-fraction-static", "--pp-size")}
     tp, ctx, util, pp = names[launch.engine]
-    assert int(_flag(command, tp) or 0) == s.tp
+    # SGLang counts attention data-parallel groups' GPUs in --tp-size, vLLM in -dp
+    assert int(_flag(command, tp) or 0) == s.tp * (s.dp_attention if launch.engine == "sglang"
+                                                  else 1)
+    if s.release:
+        assert s.release in shlex.split(command)  # the official release the plan serves
     assert int(_flag(command, ctx) or 0) == s.context
     assert float(_flag(command, util) or 0) == pytest.approx(
         plan.memory.usable / plan.memory.capacity, abs=0.006)
     assert int(_flag(command, pp) or 1) == s.pp
-    if s.quant in ("awq", "gptq", "fp8") and s.quant != native and launch.engine == "vllm":
+    if s.quant in ("awq", "gptq", "fp8") and s.quant != native and not s.release \
+            and launch.engine == "vllm":  # a conversion names its format
         assert _flag(command, "--quantization") is not None
     for other in plan.launch[1:]:
         assert other.engine in ("vllm", "sglang") and other.engine != launch.engine
@@ -186,6 +191,7 @@ def test_a_plan_that_does_not_run_has_no_commands() -> None:
 def test_a_box_you_own_is_launched_at_its_capacity() -> None:
     ans = engine.ask("qwen3-32b inference gpu=4090 gpus=8")
     assert ans.capacity is not None
-    row = next(r for r in ans.capacity.rows if r.context == 4096)
+    context = ans.plans[0].settings.context or 0  # the context asked (a reasoning model's 36k)
+    row = max((r for r in ans.capacity.rows if r.context <= context), key=lambda r: r.context)
     command = ans.plans[0].launch[0].commands[0]
     assert int(_flag(command, "--max-num-seqs") or 0) == row.users

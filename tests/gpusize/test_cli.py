@@ -65,7 +65,7 @@ def test_beyond_the_cards_in_text_json_and_chinese() -> None:
     for needle in ("Bill of materials", "What the box can do", "API versus self-hosting",
                    "How to run it with vLLM", "$ vllm serve"):
         assert needle in out.stdout, needle
-    doc = json.loads(run("qwen3-32b", "inference", "requests=10k", "prompt=2k", "answer=500",
+    doc = json.loads(run("qwen3-32b", "inference", "requests=10k", "prompt=2000", "output=500",
                          "--json").stdout)
     plan = doc["plans"][0]
     assert {line["item"] for line in plan["bom"]["lines"]} >= {"cpu", "ram", "nvme", "power"}

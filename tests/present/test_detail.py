@@ -13,7 +13,7 @@ from present.detail import COMMAND, FILE_LINE, api_lines, bom_lines, capacity_li
 from present.terminal import render
 
 QUESTIONS = ("qwen3-32b inference gpu=4090 gpus=8", "70B full-finetune gpu=h800 gpus=16",
-             "qwen3-32b inference requests=10k prompt=2k answer=500", "13B full-finetune",
+             "qwen3-32b inference requests=10k prompt=2000 output=500", "13B full-finetune",
              "llama-3.1-8b qlora gpu=4090", "qwen2.5-72b inference quant=q4_k_m",
              "llama-3.1-405b inference gpu=h100-sxm")
 
