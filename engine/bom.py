@@ -235,14 +235,15 @@ def _nvme(spec: ModelSpec, req: Request, plan: Plan, lay: Layout) -> BomLine:
         share = CHECKPOINTS_KEPT * state / (lay.servers if (plan.settings.zero or 0) >= 1
                                             or plan.settings.pp > 1 else 1)
         tokens = req.tokens or DEFAULT_EPOCH_TOKENS
-        data = tokens * TOKEN_BYTES
+        data = tokens * TOKEN_BYTES / lay.servers  # each server reads its data-parallel share
         need += share + data
         parts.append(_("{kept} checkpoints {gb:,.0f} GB ({state:,.0f} GB each: weights and "
                        "optimizer states{merged})").format(
             kept=CHECKPOINTS_KEPT, gb=share / 1e9, state=state / 1e9,
             merged=_(" + a merged model") if req.spec.adapters else ""))
-        parts.append(_("dataset {gb:,.1f} GB ({tokens} tokens x {bytes} B)").format(
-            gb=data / 1e9, tokens=tokens_text(tokens), bytes=TOKEN_BYTES))
+        parts.append(_("dataset {gb:,.1f} GB ({tokens} tokens x {bytes} B{share})").format(
+            gb=data / 1e9, tokens=tokens_text(tokens), bytes=TOKEN_BYTES,
+            share=_(" / {n} servers").format(n=lay.servers) if lay.servers > 1 else ""))
     else:
         served = plan.memory.weights * plan.settings.tp * plan.settings.pp
         need += served  # the served format beside the release (quantized, or the next version)
@@ -250,6 +251,10 @@ def _nvme(spec: ModelSpec, req: Request, plan: Plan, lay: Layout) -> BomLine:
     need_tb = max(MIN_NVME_TB, need / 1e12 * 1.25)  # a quarter free: SSDs slow down when full
     drive = next((d for d in DRIVE_SIZES_TB if d >= need_tb), DRIVE_SIZES_TB[-1])
     drives = 2 * max(1, math.ceil(need_tb / drive))  # mirrored (RAID 1 / RAID 10)
+    if req.is_training and lay.servers > 1:
+        parts.append(_("the whole dataset ({tb:,.1f} TB) and the checkpoints on shared storage "
+                       "(a parallel file system or object store, not in a server's price)")
+                     .format(tb=(req.tokens or DEFAULT_EPOCH_TOKENS) * TOKEN_BYTES / 1e12))
     text = _("{drives} x {drive:g} TB NVMe mirrored ({usable:g} TB usable) per server: "
              "{parts}, a quarter kept free").format(
         drives=drives, drive=drive, usable=drive * drives / 2, parts=", ".join(parts))

@@ -97,14 +97,15 @@ def request_lengths(req: Request) -> tuple[int, int]:
     """(prompt, answer) tokens of one request: prompt= and output=; without them, a context=
     given holds the request (its answer the typical one, the rest prompt), else the typical
     request (DEFAULT_PROMPT + DEFAULT_ANSWER)."""
-    answer = req.output if req.output is not None else DEFAULT_ANSWER
+    given = "context" in req.model_fields_set
+    if req.output is not None:
+        answer = min(req.output, req.context - 1) if given else req.output
+    else:  # the typical answer, at most half of a context given
+        answer = min(DEFAULT_ANSWER, max(1, req.context // 2)) if given else DEFAULT_ANSWER
     if req.prompt is not None:
         prompt = req.prompt
-    elif "context" in req.model_fields_set:
-        answer = min(answer, max(1, req.context // 2))
-        prompt = max(1, req.context - answer)
     else:
-        prompt = DEFAULT_PROMPT
+        prompt = max(1, req.context - answer) if given else DEFAULT_PROMPT
     return prompt, answer
 
 
