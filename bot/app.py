@@ -16,18 +16,23 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import listeners
+from bot.cards import Cards
+from bot.details import Details
 from bot.dialog import Dialog
 from bot.digest import Digests
+from bot.intake import Intake
 from bot.jobs import Job, Jobs
 from bot.language import Languages
 from bot.limits import Limit
+from bot.parts import Parts
+from bot.presses import Presses
 from bot.pricestore import PriceStore
 from bot.replies import Replies
 from bot.settings import Settings
 from bot.store import ConversationStore
 from engine import hub
 
-log = logging.getLogger("gpusize.bot")
+log = logging.getLogger(__name__)
 
 
 def web_client(settings: Settings) -> AsyncWebClient:
@@ -57,7 +62,10 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
     store = ConversationStore(redis, ttl_seconds=int(settings.conversation_ttl_days * 86400))
     prices = PriceStore(redis)
     replies = Replies(client)
-    dialog = Dialog(replies, store, prices, hub=hub.lookup, chart_cache_s=settings.chart_cache_s)
+    intake = Intake(redis, hub=hub.lookup)
+    cards = Cards(prices, intake)
+    dialog = Dialog(replies, store, intake, cards)
+    details = Details(replies, store, cards, chart_cache_s=settings.chart_cache_s)
     digests = Digests(redis, client, prices)
     languages = Languages(redis, client)
     jobs = Jobs(redis, claim_idle_s=settings.job_claim_idle_s,
@@ -76,8 +84,11 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
     jobs.give_up = give_up
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
                    client=client, process_before_response=False)
-    listeners.register(app, dialog, digests, languages, jobs,
-                       chart_limit=Limit("chart", settings.chart_limit_per_minute, 60))
+    listeners.register(app, Parts(
+        replies=replies, store=store, prices=prices, intake=intake, cards=cards, dialog=dialog,
+        details=details, presses=Presses(replies, store, dialog, details), digests=digests,
+        languages=languages, jobs=jobs,
+        chart_limit=Limit("chart", settings.chart_limit_per_minute, 60)))
     return app, jobs
 
 

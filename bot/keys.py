@@ -7,7 +7,8 @@ PREFIX = "gpusize:v1"
 
 
 def conversation(team: str, channel: str, thread_ts: str) -> str:
-    """Hash: one field per request input, plus _stage, _version, _message_ts."""
+    """Hash: one field per request input (JSON), plus the thread's record (bot.conversation:
+    `ThreadRecord`, its field names in `FIELDS`)."""
     return f"{PREFIX}:conv:{team}:{channel}:{thread_ts}"
 
 
@@ -112,7 +113,7 @@ def admin_cache(team: str, user: str) -> str:
 
 
 def hub_new_model(team: str, user: str, repo_id: str) -> str:
-    """Set while a user's new Hub repo id counts against the limit (bot.dialog.NEW_HUB_MODELS):
+    """Set while a user's new Hub repo id counts against the limit (bot.intake.NEW_HUB_MODELS):
     the same id again in that window is not counted twice."""
     return f"{PREFIX}:hubnew:{team}:{user}:{repo_id}"
 

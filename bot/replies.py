@@ -15,18 +15,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import jobs
 from bot.observability import SLACK_ERRORS
-from engine.i18n import N_, _
+from bot.words import APOLOGY, INVITE, THREAD_DOWN
+from engine.i18n import _
 from present import blockkit
 
 Respond = Callable[..., Awaitable[Any]]
 NOT_IN_CHANNEL = ("not_in_channel", "channel_not_found", "is_archived")
-INVITE = N_("I am not in this channel, so the answer is only for you. Invite me with "
-            "`/invite @gpusize` and ask again to start a thread the team can follow.")
-THREAD_DOWN = N_("I cannot continue this thread right now (my conversation store is not "
-                 "answering). `/gpusize MODEL METHOD ...` still answers; the thread works again "
-                 "once the store is back.")
-APOLOGY = N_("Sorry, I could not answer that just now (Slack or my store failed); please try "
-             "again.")
 
 
 class Notice:

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import json
 import time
+from enum import StrEnum
+from typing import Any
 
 from redis.asyncio import Redis
 
 from bot import jobs, keys
-from bot.conversation import Conversation, Stage, Update
+from bot.conversation import (
+    FIELDS,
+    Conversation,
+    Stage,
+    ThreadRecord,
+    Update,
+    from_fields,
+    is_record_field,
+    to_fields,
+)
 from engine.request import Draft
 
 # Inside a job (bot.jobs) each script also records its result in the job's memo hash, in the same
@@ -27,6 +38,13 @@ if memo_key then
   if seen then return cjson.decode(seen) end
 end
 """
+
+
+def _named(script: str) -> str:
+    """A script with the thread record's field names in (`%(version)s`: bot.conversation)."""
+    return script % FIELDS
+
+
 MEMO_PUT = """
 if memo_key then
   redis.call('HSET', memo_key, memo_field, cjson.encode(result))
@@ -36,38 +54,40 @@ return result
 """
 
 # KEYS[1] conversation hash, KEYS[2] log list, KEYS[3] memo. ARGV[1] ttl seconds, ARGV[2] log entry
-# (JSON), ARGV[3] memo field, ARGV[4..] field/value pairs; the value "null" deletes the field.
-MERGE = MEMO_HIT % {"k": 3, "a": 3} + """
+# (JSON), ARGV[3] memo field, ARGV[4] n, ARGV[5..4+n] fields to delete, then field/value pairs.
+MERGE = MEMO_HIT % {"k": 3, "a": 3} + _named("""
 local previous = {}
-for i = 4, #ARGV, 2 do
+local deletes = tonumber(ARGV[4])
+for i = 5, 4 + deletes do
+  local old = redis.call('HGET', KEYS[1], ARGV[i])
+  if old then previous[ARGV[i]] = old end
+  redis.call('HDEL', KEYS[1], ARGV[i])
+end
+for i = 5 + deletes, #ARGV, 2 do
   local name, value = ARGV[i], ARGV[i + 1]
   local old = redis.call('HGET', KEYS[1], name)
   if old then previous[name] = old end
-  if value == 'null' then
-    redis.call('HDEL', KEYS[1], name)
-  else
-    redis.call('HSET', KEYS[1], name, value)
-  end
+  redis.call('HSET', KEYS[1], name, value)
 end
-local version = redis.call('HINCRBY', KEYS[1], '_version', 1)
+local version = redis.call('HINCRBY', KEYS[1], '%(version)s', 1)
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('LTRIM', KEYS[2], -200, -1)
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 local result = {cjson.encode(previous), redis.call('HGETALL', KEYS[1])}
-""" + MEMO_PUT
+""") + MEMO_PUT
 
 # KEYS[1] conversation hash, KEYS[2] memo. ARGV[1] the new answer's version, ARGV[2] ttl, ARGV[3]
 # memo field, ARGV[4] the live answer's ts it expects ("" for any), ARGV[5..] field/value pairs.
 # Sets them only if no newer answer is live (else {0}) and the live answer is the expected one
 # (else {2}); returns {1, the replaced values}. Bookkeeping, not a change to what the thread
 # asks: no version bump, no log entry.
-SWAP_CARD = MEMO_HIT % {"k": 2, "a": 3} + """
+SWAP_CARD = MEMO_HIT % {"k": 2, "a": 3} + _named("""
 local result
-local live = tonumber(redis.call('HGET', KEYS[1], '_card_v') or '0') or 0
+local live = tonumber(redis.call('HGET', KEYS[1], '%(card_version)s') or '0') or 0
 if redis.call('EXISTS', KEYS[1]) == 0 or live > tonumber(ARGV[1]) then
   result = {0, cjson.encode({})}
-elseif ARGV[4] ~= '' and redis.call('HGET', KEYS[1], '_answer_ts') ~= ARGV[4] then
+elseif ARGV[4] ~= '' and redis.call('HGET', KEYS[1], '%(answer_ts)s') ~= ARGV[4] then
   result = {2, cjson.encode({})}
 else
   local previous = {}
@@ -79,7 +99,7 @@ else
   redis.call('EXPIRE', KEYS[1], ARGV[2])
   result = {1, cjson.encode(previous)}
 end
-""" + MEMO_PUT
+""") + MEMO_PUT
 
 # KEYS[1] conversation hash, KEYS[2] memo. ARGV[1] memo field. What a job read, so that its
 # re-run takes the same path through the dialog as the first run did.
@@ -88,7 +108,12 @@ local result = redis.call('HGETALL', KEYS[1])
 """ + MEMO_PUT
 
 
-MOVED: dict[str, str] = {"_moved": "1"}  # swap_card: the live answer is not the one expected
+class Swap(StrEnum):
+    """How `ConversationStore.swap_card` went."""
+
+    SWAPPED = "swapped"  # the answer is the thread's live one now
+    NEWER_LIVE = "newer-live"  # a newer answer is already live: nothing changed
+    MOVED = "moved"  # the live answer is not the one expected: nothing changed
 
 
 def _memo_list(value: object) -> list:
@@ -99,11 +124,10 @@ def _memo_list(value: object) -> list:
 
 
 def _decode(raw: dict[str, str], team: str, channel: str, thread_ts: str) -> Conversation:
-    """A hash as the bot stores it: request inputs as JSON per field, bookkeeping under _names."""
-    meta = {k: v for k, v in raw.items() if k.startswith("_")}
-    inputs = {k: json.loads(v) for k, v in raw.items() if not k.startswith("_")}
+    """A hash as the bot stores it: request inputs as JSON per field, beside the record."""
+    inputs = {k: json.loads(v) for k, v in raw.items() if not is_record_field(k)}
     return Conversation(team=team, channel=channel, thread_ts=thread_ts, inputs=Draft(inputs),
-                        meta=meta)
+                        record=from_fields(raw))
 
 
 class ConversationStore:
@@ -129,15 +153,17 @@ class ConversationStore:
 
     async def update(self, team: str, channel: str, thread_ts: str, *, user: str,
                      change: Draft | None = None, stage: Stage | None = None,
-                     meta: dict[str, str] | None = None, note: str = "") -> Update:
-        """Merge a change (a None value deletes that input), the stage and other bookkeeping
-        atomically; log who changed what."""
+                     record: dict[str, Any] | None = None, note: str = "") -> Update:
+        """Merge a change (a None value deletes that input), the stage and other record fields
+        (`ThreadRecord` names; None deletes) atomically; log who changed what."""
         change = change or Draft()
-        args: list[str] = []
-        for name, value in change.values.items():
-            args += [name, "null" if value is None else json.dumps(value)]
-        for name, value in {**(meta or {}), **({"_stage": stage} if stage else {})}.items():
-            args += [name, str(value)]
+        fields: dict[str, str | None] = {
+            name: None if value is None else json.dumps(value)
+            for name, value in change.values.items()}
+        fields |= to_fields(**(record or {}), **({"stage": stage} if stage else {}))
+        deletes = [name for name, value in fields.items() if value is None]
+        pairs = [part for name, value in fields.items() if value is not None
+                 for part in (name, value)]
         entry = json.dumps({"at": round(time.time(), 3), "user": user,
                             "set": sorted(change.values), "note": note})
         slot = jobs.slot("update")
@@ -148,23 +174,26 @@ class ConversationStore:
                 keys=[keys.conversation(team, channel, thread_ts),
                       keys.conversation_log(team, channel, thread_ts),
                       *([slot.key] if slot else [])],
-                args=[str(self.ttl), entry, slot.field if slot else "", *args])
+                args=[str(self.ttl), entry, slot.field if slot else "", str(len(deletes)),
+                      *deletes, *pairs])
         flat = _memo_list(flat)
         replaced = json.loads(previous_raw or "{}") if previous_raw not in ("[]", "") else {}
-        previous = {k: json.loads(v) for k, v in replaced.items() if not k.startswith("_")}
+        previous = {k: json.loads(v) for k, v in replaced.items() if not is_record_field(k)}
         raw = dict(zip(flat[::2], flat[1::2], strict=True))
         return Update(conversation=_decode(raw, team, channel, thread_ts),
-                      previous=Draft(previous),
-                      previous_meta={k: v for k, v in replaced.items() if k.startswith("_")})
+                      previous=Draft(previous))
 
     async def swap_card(self, team: str, channel: str, thread_ts: str, *, version: int,
-                        meta: dict[str, str], expect_ts: str = "") -> dict[str, str] | None:
-        """Make an answer the thread's live one, unless a newer one already is (None then); the
-        values it replaced say which answer it supersedes. With `expect_ts`, only if that is
-        still the live answer (else MOVED: another answer landed since it was read)."""
+                        record: dict[str, Any], expect_ts: str = ""
+                        ) -> tuple[Swap, ThreadRecord]:
+        """Make an answer (its `record` fields) the thread's live one, unless a newer one already
+        is (NEWER_LIVE). With `expect_ts`, only if that is still the live answer (else MOVED:
+        another answer landed since it was read). SWAPPED comes with the values it replaced,
+        which say which answer it supersedes."""
         args: list[str] = []
-        for name, value in meta.items():
-            args += [name, str(value)]
+        for name, value in to_fields(**record).items():
+            if value is not None:
+                args += [name, value]
         slot = jobs.slot("swap")
         if slot is not None and slot.cached is not None:
             done, replaced = _memo_list(slot.cached)
@@ -174,11 +203,11 @@ class ConversationStore:
                 args=[str(version), str(self.ttl), slot.field if slot else "", expect_ts,
                       *args])
         if int(done) == 2:
-            return MOVED
+            return Swap.MOVED, ThreadRecord()
         if not int(done):
-            return None
+            return Swap.NEWER_LIVE, ThreadRecord()
         previous = json.loads(replaced or "{}")
-        return previous if isinstance(previous, dict) else {}
+        return Swap.SWAPPED, from_fields(previous if isinstance(previous, dict) else {})
 
     async def claim(self, key: str, *, ttl_seconds: int = 3600) -> bool:
         """True the first time a key is claimed (SET NX EX): dedupe of events and clicks."""

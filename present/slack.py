@@ -19,6 +19,7 @@ from engine.recommend import method_name
 from engine.request import Request
 from engine.schema import Answer, Plan
 from present import blockkit
+from present.actions import Action, Detail
 from present.blockkit import user_ref
 from present.detail import (
     ENGINE_NAMES,
@@ -49,8 +50,7 @@ HELP = N_("""*gpusize* sizes GPU servers for fine-tuning and serving LLMs.
 • keys: {keys}
 Examples: {examples}
 Leave things out and I will ask. Reply in the thread to change anything: {replies}.
-Also: `/gpusize price [CARD]`, `/gpusize quote ...`, `/gpusize digest ...`, \
-`/gpusize lang zh|en|auto [workspace]`.""")
+Also: {also}.""")
 # Examples in the reader's language (the Chinese ones are the zh catalog's; every one must read:
 # tests/present/test_examples.py)
 HELP_EXAMPLES = N_("`/gpusize 13B full-finetune budget=150k` · `/gpusize llama-3.1-70b serve users=20` "
@@ -58,11 +58,12 @@ HELP_EXAMPLES = N_("`/gpusize 13B full-finetune budget=150k` · `/gpusize llama-
 REPLY_EXAMPLES = N_('"what about lora?", "budget 300k", "8k context", "gpu=h20 gpus=8"')
 
 
-def help_text() -> str:
-    """/gpusize help, with every method and key the grammar reads."""
+def help_text(also: str = "") -> str:
+    """/gpusize help, with every method and key the grammar reads; `also`: the bot's
+    sub-commands (bot/subcommands.py)."""
     return _(HELP).format(methods=" | ".join(f"`{m}`" for m in METHODS),
                           keys=" ".join(f"`{k}=`" for k in KEYS),
-                          examples=_(HELP_EXAMPLES), replies=_(REPLY_EXAMPLES))
+                          examples=_(HELP_EXAMPLES), replies=_(REPLY_EXAMPLES), also=also)
 
 
 # -- the answer card ---------------------------------------------------------------------------
@@ -390,24 +391,25 @@ def card_actions(ans: Answer, req: Request | None, ci: CardInput) -> tuple[list,
     goal = req.goal if req else "cost"
     goal_label = _("Fastest instead") if goal == "cost" else _("Cheapest instead")
     goal_value = f"goal={'time' if goal == 'cost' else 'cost'}"
-    buttons = [{"action_id": f"whatif_{change.split('=')[0]}_{change.split('=')[1]}",
+    buttons = [{"action_id": Action.WHATIF.suffixed(*change.split("=", 1)),
                 "text": label, "value": f"{v}|{change}"} for label, change in _whatifs(ans, req)]
     more = []
     if len(buttons) < 2:
-        buttons.append({"action_id": "whatif_goal", "text": goal_label, "value": f"{v}|{goal_value}"})
+        buttons.append({"action_id": Action.WHATIF_GOAL, "text": goal_label,
+                        "value": f"{v}|{goal_value}"})
     else:
         more.append({"text": goal_label, "value": f"{v}|{goal_value}"})
     top = ans.plans[0] if ans.plans else None
     if top is not None and top.cost is not None:
-        buttons.append({"action_id": "show_rent_vs_buy", "text": _("Rent vs buy"),
-                        "value": f"{v}|cost"})
+        buttons.append({"action_id": Action.RENT_VS_BUY, "text": _("Rent vs buy"),
+                        "value": f"{v}|{Detail.COST}"})
     if top is not None:
-        more.insert(0, {"text": _("Memory breakdown"), "value": f"{v}|breakdown"})
+        more.insert(0, {"text": _("Memory breakdown"), "value": f"{v}|{Detail.BREAKDOWN}"})
         more.insert(1, {"text": _("Charts: memory and prices") if top.gpu in ci.priced
-                        else _("Memory chart"), "value": f"{v}|charts"})
-    more.append({"text": _("Assumptions"), "value": f"{v}|assumptions"})
+                        else _("Memory chart"), "value": f"{v}|{Detail.CHARTS}"})
+    more.append({"text": _("Assumptions"), "value": f"{v}|{Detail.ASSUMPTIONS}"})
     if ans.advice or ans.trial or ans.warnings:
-        more.append({"text": _("The guides' advice"), "value": f"{v}|advice"})
+        more.append({"text": _("The guides' advice"), "value": f"{v}|{Detail.ADVICE}"})
     return buttons[:3], more[:MORE_OPTIONS]
 
 
@@ -490,6 +492,7 @@ def answer_view(ans: Answer, ci: CardInput, *, req: Request | None = None,
         "context": " · ".join(context),
         "buttons": buttons,
         "more": more,
+        "more_action": Action.MORE,
     }
 
 
@@ -645,7 +648,7 @@ def method_question(model: str, version: int) -> dict[str, Any]:
     return {
         "version": version, "kind": "buttons",
         "text": _("What do you want to do with *{model}*?").format(model=model),
-        "options": [{"action_id": f"answer_method_{m}", "text": method_title(m),
+        "options": [{"action_id": Action.ANSWER_METHOD.suffixed(m), "text": method_title(m),
                      "value": f"{version}|{m}"} for m in METHODS],
         "groups": [], "buttons": [], "action_id": "", "placeholder": "",
         "hint": _("Or reply in this thread, e.g. \"lora\" or \"serve with 20 users\"."),
@@ -678,7 +681,7 @@ def budget_question(version: int, currency: str, months: int = 36) -> dict[str, 
         "text": _("Do you have a budget? A budget is money to spend: buying has to fit it up "
                   "front, renting over {months} months (or the run). Amounts in {currency}."
                   ).format(months=months, currency=currency),
-        "action_id": "answer_budget", "placeholder": _("Pick a budget"),
+        "action_id": Action.ANSWER_BUDGET, "placeholder": _("Pick a budget"),
         "options": [],
         "groups": [
             {"label": _("Buy up to"), "options": [
@@ -686,7 +689,8 @@ def budget_question(version: int, currency: str, months: int = 36) -> dict[str, 
             {"label": _("Rent up to, per month"), "options": [
                 {"text": _("{amount}/month").format(amount=money(b, currency)),
                  "value": f"{version}|rent:{b:g}"} for b in rent]}],
-        "buttons": [{"action_id": "answer_budget_skip", "text": _("No budget, just rank by cost"),
+        "buttons": [{"action_id": Action.ANSWER_BUDGET_SKIP,
+                     "text": _("No budget, just rank by cost"),
                      "value": f"{version}|none"}],
         "hint": _("Or reply in this thread, e.g. \"budget 300k\" or \"budget $20k\"."),
     }

@@ -274,7 +274,9 @@ class Bot:
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(timeout=10)
+            # the bot drains running answers for up to SHUTDOWN_GRACE_S (20 s) after the HTTP
+            # server's own grace: a loaded machine needs that long, a bot that never stops fails
+            self.process.wait(timeout=30)
         self.process = None
 
     def kill(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot import keys
-from bot.dialog import failure_text
+from bot.words import failure_text
 from engine.request import Request
 from tests.harness import (
     TEAM,

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from slack_sdk.models.blocks import Block
 
 import engine
-from bot.dialog import help_message
 from bot.replies import Notice
+from bot.subcommands import help_message
 from engine.i18n import language
 from engine.parse import build_request, parse_fields
 from present import blockkit, slack

@@ -4,22 +4,20 @@ import re
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.dialog import Dialog
-from bot.jobs import Jobs
-from bot.language import Languages
-from bot.limits import Limit
 from bot.listeners.actions import buttons
+from bot.parts import Parts
+from present.actions import CARD_ACTIONS, Action
 
 
-def register(app: AsyncApp, dialog: Dialog, languages: Languages, jobs: Jobs, *,
-             chart_limit: Limit) -> None:
-    def on(action: str | re.Pattern[str], kind: str, work: buttons.Work) -> None:
-        jobs.handle(kind, buttons.runner(dialog, languages, work))
-        app.action(action)(buttons.guarded(dialog, languages, jobs, kind,
-                                           chart_limit=chart_limit))
+def register(app: AsyncApp, parts: Parts) -> None:
+    def on(actions: tuple[Action, ...], kind: str, work: buttons.Work) -> None:
+        parts.jobs.handle(kind, buttons.runner(parts, work))
+        pattern = re.compile("|".join(action.pattern() for action in actions))
+        app.action(pattern)(buttons.guarded(parts, kind))
 
-    on(re.compile(r"^answer_method_"), "press:method", buttons.answer_method(dialog))
-    on(re.compile(r"^answer_budget(_skip)?$"), "press:budget", buttons.answer_budget(dialog))
-    # everything under an answer (what-ifs, "Rent vs buy", the menu); the dialog checks that
-    # the press is on the thread's live answer and dispatches on the value
-    on(re.compile(r"^(whatif_|show_|card_more$)"), "press:card", buttons.card_action(dialog))
+    on((Action.ANSWER_METHOD,), "press:method", buttons.answer_method(parts))
+    on((Action.ANSWER_BUDGET, Action.ANSWER_BUDGET_SKIP), "press:budget",
+       buttons.answer_budget(parts))
+    # everything under an answer (what-ifs, "Rent vs buy", the menu); bot.presses checks that
+    # the press is on the thread's live answer and dispatches on the id and the value
+    on(CARD_ACTIONS, "press:card", buttons.card_action(parts))

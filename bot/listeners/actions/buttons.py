@@ -14,19 +14,18 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from bot import keys, limits
-from bot.dialog import Dialog, failure_text
-from bot.jobs import Handler, Job, Jobs, Submitted
-from bot.language import Languages
+from bot.jobs import Handler, Job, Submitted
 from bot.observability import REDIS_ERRORS
-from engine.i18n import N_, _, set_language
+from bot.parts import Parts
+from bot.words import TOO_MANY_CHARTS, failure_text
+from engine.i18n import _, set_language
 from present import slack
+from present.actions import CHART_ACTIONS, Action, Detail
 
-log = logging.getLogger("gpusize.bot")
+log = logging.getLogger(__name__)
 Listener = Callable[..., Awaitable[None]]
 Work = Callable[[dict[str, Any]], Awaitable[None]]
 PRESS_TTL_S = 600
-TOO_MANY_CHARTS = N_("That is more charts than I draw for one person: at most {count} a minute. "
-                     "The ones already in the thread are still there; try again in {seconds} s.")
 
 
 def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
@@ -49,12 +48,11 @@ def _press(body: dict[str, Any]) -> dict[str, Any]:
 
 def draws_a_chart(action: dict[str, Any]) -> bool:
     value = action.get("value") or (action.get("selected_option") or {}).get("value", "")
-    return action.get("action_id") in ("show_chart", "show_price_chart") or \
-        slack.split_value(value or "")[1] == "charts"
+    return Action.of(action.get("action_id") or "") in CHART_ACTIONS or \
+        slack.split_value(value or "")[1] == Detail.CHARTS
 
 
-def guarded(dialog: Dialog, languages: Languages, jobs: Jobs, kind: str, *,
-            chart_limit: limits.Limit) -> Listener:
+def guarded(parts: Parts, kind: str) -> Listener:
     """Record the press as a job, then ack; a chart over the presser's limit is refused."""
     async def listener(ack: Any, body: dict[str, Any]) -> None:
         try:
@@ -68,69 +66,70 @@ def guarded(dialog: Dialog, languages: Languages, jobs: Jobs, kind: str, *,
         team, channel, thread_ts, _message, user = _where(body)
         action = (body.get("actions") or [{}])[0]
         if draws_a_chart(action):
-            verdict = await limits.allow(dialog.store.redis, limit=chart_limit, team=team,
+            verdict = await limits.allow(parts.store.redis, limit=parts.chart_limit, team=team,
                                          subject=user)
             if not verdict.allowed:
                 await ack()
-                set_language(await languages.of(team, user))
-                await dialog.replies.apologise(channel, user, thread_ts, store_down=False,
-                                               text=_(TOO_MANY_CHARTS).format(
-                                                   count=chart_limit.count,
-                                                   seconds=verdict.retry_after_s))
+                set_language(await parts.languages.of(team, user))
+                await parts.replies.apologise(channel, user, thread_ts, store_down=False,
+                                              text=_(TOO_MANY_CHARTS).format(
+                                                  count=parts.chart_limit.count,
+                                                  seconds=verdict.retry_after_s))
                 return
         job = Job(kind=kind, payload=_press(body), owner=f"{team}:{user}")
         dedupe = [(keys.action_seen(team, user, action.get("action_ts", "")), PRESS_TTL_S)]
-        outcome = await jobs.submit(job, dedupe=dedupe)
+        outcome = await parts.jobs.submit(job, dedupe=dedupe)
         await ack()
         if outcome is Submitted.UNRECORDED:  # Redis down: answer here, best effort
-            await jobs.run_here(job)
+            await parts.jobs.run_here(job)
 
     return listener
 
 
-def runner(dialog: Dialog, languages: Languages, work: Work) -> Handler:
+def runner(parts: Parts, work: Work) -> Handler:
     """A press's job: answer in the presser's language, apologise on failure."""
     async def run(body: dict[str, Any]) -> None:
         team, channel, thread_ts, _message, user = _where(body)
-        set_language(await languages.of(team, user))
+        set_language(await parts.languages.of(team, user))
         try:
             await work(body)
         except RedisError:
             REDIS_ERRORS.labels("button").inc()
-            await dialog.replies.apologise(channel, user, thread_ts, store_down=True)
+            await parts.replies.apologise(channel, user, thread_ts, store_down=True)
         except Exception as err:
             log.exception("button handling failed")
-            await dialog.replies.apologise(channel, user, thread_ts, store_down=False,
-                                           text=failure_text(err))
+            await parts.replies.apologise(channel, user, thread_ts, store_down=False,
+                                          text=failure_text(err))
 
     return run
 
 
-def answer_method(dialog: Dialog) -> Work:
+def answer_method(parts: Parts) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, message_ts, user = _where(body)
-        await dialog.answer_method(team=team, channel=channel, thread_ts=thread_ts, user=user,
+        await parts.dialog.answer_method(team=team, channel=channel, thread_ts=thread_ts, user=user,
                                    message_ts=message_ts, method=body["actions"][0]["value"])
     return work
 
 
-def answer_budget(dialog: Dialog) -> Work:
+def answer_budget(parts: Parts) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, message_ts, user = _where(body)
         action = body["actions"][0]
         budget = (action.get("selected_option") or {}).get("value")
-        await dialog.answer_budget(team=team, channel=channel, thread_ts=thread_ts, user=user,
-                                   message_ts=message_ts,
-                                   budget=None if action["action_id"].endswith("_skip") else budget)
+        skip = Action.of(action["action_id"]) is Action.ANSWER_BUDGET_SKIP
+        await parts.dialog.answer_budget(team=team, channel=channel, thread_ts=thread_ts,
+                                         user=user, message_ts=message_ts,
+                                         budget=None if skip else budget)
     return work
 
 
-def card_action(dialog: Dialog) -> Work:
+def card_action(parts: Parts) -> Work:
     async def work(body: dict[str, Any]) -> None:
         team, channel, thread_ts, message_ts, user = _where(body)
         action = body["actions"][0]
         value = action.get("value") or (action.get("selected_option") or {}).get("value", "")
-        await dialog.card_action(team=team, channel=channel, thread_ts=thread_ts,
-                                 message_ts=message_ts, user=user,
-                                 action_id=action.get("action_id", ""), value=value)
+        await parts.presses.card_action(team=team, channel=channel, thread_ts=thread_ts,
+                                        message_ts=message_ts, user=user,
+                                        action_id=action.get("action_id", ""), value=value)
     return work

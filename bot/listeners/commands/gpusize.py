@@ -1,7 +1,8 @@
 """`/gpusize ...`: ack at once (help and errors in the ack itself, ephemeral), then answer.
 
-Sub-commands: `price [CARD]`, `quote ...`, `digest ...`; anything else is a sizing question in
-the grammar the CLI uses."""
+A first word that is a sub-command (bot/subcommands.py: price, quote, digest, lang) runs that row;
+anything else is a sizing question in the grammar the CLI uses, read and checked before the ack
+(bot/intake.py) and answered after it (bot/dialog.py)."""
 
 from __future__ import annotations
 
@@ -9,41 +10,34 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from redis.exceptions import RedisError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot import keys, pricecommands
-from bot.dialog import Dialog, failure_text, help_message
-from bot.digest import Digests, digest_command
-from bot.jobs import Handler, Job, Jobs, Submitted
-from bot.language import Languages
+from bot import keys, subcommands
+from bot.jobs import Handler, Job, Submitted
 from bot.observability import COMMANDS, REDIS_ERRORS
-from bot.permissions import AdminUnknown, Permissions, Refused
+from bot.parts import Parts
+from bot.permissions import Permissions, Refused
 from bot.pricestore import new_id
 from bot.replies import Notice
+from bot.subcommands import HELP_WORDS, Call, help_message
+from bot.words import STORE_DOWN, failure_text
 from engine import ParseError, UnknownModel
-from engine.i18n import N_, _, current, set_language
+from engine.i18n import _, current, set_language
 from engine.request import Draft
 from present.blockkit import clean_input
 
-log = logging.getLogger("gpusize.bot")
-HELP_WORDS = ("", "help", "-h", "--help", "?", "帮助")
-LANG_WORDS = ("lang", "language", "语言")
+log = logging.getLogger(__name__)
 REPLAY_TTL_S = 600  # Slack refuses a signature older than 5 minutes
-STORE_DOWN = N_("Prices and digests live in Redis, which is not answering right now; try again "
-                "soon.")
 
 
-def handler(dialog: Dialog, digests: Digests, languages: Languages,
-            jobs: Jobs) -> Callable[..., Awaitable[None]]:
+def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
     async def gpusize_command(ack: Any, command: dict[str, Any], respond: Any,
                               client: Any, request: Any) -> None:
         text = clean_input(command.get("text") or "").strip()
-        first = text.split(maxsplit=1)[0].lower() if text else ""
-        set_language(await languages.of(command["team_id"], command["user_id"], text))
+        set_language(await parts.languages.of(command["team_id"], command["user_id"], text))
         if text.lower() in HELP_WORDS:
             COMMANDS.labels("help").inc()
             msg = help_message()
@@ -51,20 +45,20 @@ def handler(dialog: Dialog, digests: Digests, languages: Languages,
             return
         owner = f"{command['team_id']}:{command['user_id']}"
         dedupe = [(keys.command_seen(request_digest(request)), REPLAY_TTL_S)]
-        if first in LANG_WORDS or first in pricecommands.SUBCOMMANDS or first == "digest":
+        if subcommands.find(text) is not None:
             # a quote, a subscription or a language choice is acknowledged work too: recorded
             # before the ack like an answer; its quote id is fixed now, so a re-run stores it once
             job = Job(kind="subcommand", owner=owner, payload={
                 "command": {k: command.get(k) or "" for k in ("team_id", "channel_id",
                                                                "user_id", "response_url")},
                 "text": text, "lang": current(), "quote_id": new_id("q")})
-            outcome = await jobs.submit(job, dedupe=dedupe)
+            outcome = await parts.jobs.submit(job, dedupe=dedupe)
             await ack()
             if outcome is Submitted.UNRECORDED:
-                await jobs.run_here(job)
+                await parts.jobs.run_here(job)
             return
         try:
-            draft = await dialog.admit(text, team=command["team_id"], user=command["user_id"])
+            draft = await parts.intake.admit(text, team=command["team_id"], user=command["user_id"])
         except (ParseError, UnknownModel) as err:
             COMMANDS.labels("error").inc()
             msg = Notice(f"{err}",
@@ -84,10 +78,10 @@ def handler(dialog: Dialog, digests: Digests, languages: Languages,
                            "user": command["user_id"], "text": text, "draft": dict(draft.values),
                            "response_url": command.get("response_url") or "",
                            "lang": current()})
-        outcome = await jobs.submit(job, dedupe=dedupe)
+        outcome = await parts.jobs.submit(job, dedupe=dedupe)
         await ack()
         if outcome is Submitted.UNRECORDED:  # Redis down: answer here, best effort
-            await jobs.run_here(job)
+            await parts.jobs.run_here(job)
 
     return gpusize_command
 
@@ -102,14 +96,14 @@ def request_digest(request: Any) -> str:
                           .encode()).hexdigest()
 
 
-def run_command(dialog: Dialog) -> Handler:
+def run_command(parts: Parts) -> Handler:
     """A sizing command's job: post the answer (or the first question) in the channel."""
     async def run(p: dict[str, Any]) -> None:
         set_language(p.get("lang") or "en")
         respond = AsyncRespond(response_url=p["response_url"] or None)
         draft = Draft(p["draft"])
         try:
-            await dialog.command(team=p["team"], channel=p["channel"], user=p["user"],
+            await parts.dialog.command(team=p["team"], channel=p["channel"], user=p["user"],
                                  draft=draft, respond=respond, text=p["text"])
             COMMANDS.labels("answered" if draft.method else "asked").inc()
         except Exception as err:  # the user is told plainly, the log gets the details
@@ -118,35 +112,29 @@ def run_command(dialog: Dialog) -> Handler:
             text = failure_text(err)
             if p["response_url"]:
                 with contextlib.suppress(Exception):
-                    await dialog.replies.respond(respond, response_type="ephemeral", text=text)
+                    await parts.replies.respond(respond, response_type="ephemeral", text=text)
             else:
-                await dialog.replies.apologise(p["channel"], p["user"], None, store_down=False,
+                await parts.replies.apologise(p["channel"], p["user"], None, store_down=False,
                                                text=text)
 
     return run
 
 
-def run_subcommand(dialog: Dialog, digests: Digests, languages: Languages) -> Handler:
-    """A `lang`, `price`, `quote` or `digest` sub-command's job: its private reply."""
-    permissions = Permissions(digests.redis, digests.client)
+def run_subcommand(parts: Parts) -> Handler:
+    """A sub-command's job: its row's handler, then its private reply."""
+    permissions = Permissions(parts.digests.redis, parts.digests.client)
 
     async def run(p: dict[str, Any]) -> None:
         set_language(p.get("lang") or "en")
         command, text = p["command"], p["text"]
-        first = text.split(maxsplit=1)[0].lower()
+        row = subcommands.find(text)
         try:
-            if first in LANG_WORDS:
-                sections = [await languages.choose(command["team_id"], command["user_id"],
-                                                   text.split()[1:], permissions=permissions)]
-            elif first == "digest":
-                sections = await digest_command(digests, permissions, command, text)
-            else:
-                sections = await pricecommands.handle(
-                    dialog.prices, team=command["team_id"], user=command["user_id"], text=text,
-                    today=datetime.now(UTC).date(),
-                    is_admin=await _quote_admin(permissions, command, text),
-                    quote_id=p.get("quote_id"))
-            COMMANDS.labels("lang" if first in LANG_WORDS else first.rstrip("s")).inc()
+            if row is None:  # recorded by a version that had a sub-command this one lacks
+                raise ParseError(_("Nothing was posted. `/gpusize help` shows the grammar."))
+            sections = await row.run(Call(
+                command=command, text=text, prices=parts.prices, digests=parts.digests,
+                languages=parts.languages, permissions=permissions, quote_id=p.get("quote_id")))
+            COMMANDS.labels(row.name).inc()
         except (ParseError, Refused) as err:
             COMMANDS.labels("error").inc()
             sections = [f"{err}"]
@@ -154,18 +142,7 @@ def run_subcommand(dialog: Dialog, digests: Digests, languages: Languages) -> Ha
             REDIS_ERRORS.labels("command").inc()
             sections = [_(STORE_DOWN)]
         msg = Notice("\n\n".join(sections))
-        await dialog.replies.respond(AsyncRespond(response_url=command["response_url"] or None),
-                                     response_type="ephemeral", text=msg.text, blocks=msg.blocks)
+        await parts.replies.respond(AsyncRespond(response_url=command["response_url"] or None),
+                                    response_type="ephemeral", text=msg.text, blocks=msg.blocks)
 
     return run
-
-
-async def _quote_admin(permissions: Permissions, command: dict[str, Any],
-                       text: str) -> bool | None:
-    """Only asked when removing a quote (admins may remove anyone's); None: Slack cannot say."""
-    if not any(w in text.lower().split() for w in ("remove", "delete", "rm")):
-        return False
-    try:
-        return await permissions.is_admin(team=command["team_id"], user=command["user_id"])
-    except AdminUnknown:
-        return None

@@ -17,15 +17,15 @@ from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 
 from bot import keys
-from bot.dialog import Dialog, failure_text
 from bot.jobs import Handler, Job, Jobs, Submitted
-from bot.language import Languages
 from bot.observability import REDIS_ERRORS
+from bot.parts import Parts
+from bot.words import failure_text
 from engine.i18n import set_language
 from engine.parse import read_reply
 from present.blockkit import clean_input
 
-log = logging.getLogger("gpusize.bot")
+log = logging.getLogger(__name__)
 IGNORED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join",
                     "channel_leave", "message_replied"}
 SEEN_TTL_S = 3600  # Slack retries an event for minutes, not hours
@@ -82,42 +82,42 @@ def record(jobs: Jobs) -> Callable[..., Awaitable[BoltResponse | None]]:
     return record_events
 
 
-def run_message(dialog: Dialog, languages: Languages) -> Handler:
+def run_message(parts: Parts) -> Handler:
     async def on_message(p: dict[str, Any]) -> None:
-        set_language(await languages.of(p["team"], p["user"], p["text"]))
+        set_language(await parts.languages.of(p["team"], p["user"], p["text"]))
         try:
-            await dialog.follow_up(team=p["team"], channel=p["channel"], thread_ts=p["thread_ts"],
+            await parts.dialog.follow_up(team=p["team"], channel=p["channel"], thread_ts=p["thread_ts"],
                                    user=p["user"], text=clean_input(p["text"]))
         except RedisError:
             REDIS_ERRORS.labels("follow-up").inc()
             if asks_the_bot(p["text"]):
-                await dialog.replies.apologise(p["channel"], p["user"], p["thread_ts"],
+                await parts.replies.apologise(p["channel"], p["user"], p["thread_ts"],
                                                store_down=True)
         except Exception as err:
             log.exception("follow-up failed")
-            await dialog.replies.apologise(p["channel"], p["user"], p["thread_ts"],
+            await parts.replies.apologise(p["channel"], p["user"], p["thread_ts"],
                                            store_down=False, text=failure_text(err))
 
     return on_message
 
 
-def run_mention(dialog: Dialog, languages: Languages) -> Handler:
+def run_mention(parts: Parts) -> Handler:
     async def on_mention(p: dict[str, Any]) -> None:
-        set_language(await languages.of(p["team"], p["user"], p["text"]))
+        set_language(await parts.languages.of(p["team"], p["user"], p["text"]))
         channel, ts, thread = p["channel"], p["ts"], p["thread_ts"] or p["ts"]
         try:
             if p["thread_ts"] and p["thread_ts"] != ts:
-                await dialog.follow_up(team=p["team"], channel=channel, thread_ts=p["thread_ts"],
+                await parts.dialog.follow_up(team=p["team"], channel=channel, thread_ts=p["thread_ts"],
                                        user=p["user"], text=clean_input(p["text"]))
             else:
-                await dialog.mention_start(team=p["team"], channel=channel, ts=ts,
+                await parts.dialog.mention_start(team=p["team"], channel=channel, ts=ts,
                                            user=p["user"], text=clean_input(p["text"]))
         except RedisError:
             REDIS_ERRORS.labels("mention").inc()
-            await dialog.replies.apologise(channel, p["user"], thread, store_down=True)
+            await parts.replies.apologise(channel, p["user"], thread, store_down=True)
         except Exception as err:
             log.exception("mention failed")
-            await dialog.replies.apologise(channel, p["user"], thread, store_down=False,
+            await parts.replies.apologise(channel, p["user"], thread, store_down=False,
                                            text=failure_text(err))
 
     return on_mention

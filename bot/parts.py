@@ -1,0 +1,45 @@
+"""The bot's parts, built once by `bot.app.create_bot` and handed to every listener.
+
+Which part owns what:
+- `intake` (bot/intake.py): reading and checking a command before the ack; Hub look-ups.
+- `dialog` (bot/dialog.py): the thread flow (start, questions, follow-ups, answers).
+- `presses` (bot/presses.py): a press under an answer card, dispatched by `Action`.
+- `details` (bot/details.py): breakdowns, notes and charts posted on demand.
+- `cards` (bot/cards.py): an answer card computed in a worker with the workspace's prices.
+- `store` (bot/store.py): threads in Redis; `prices` (bot/pricestore.py): prices and quotes.
+- `replies` (bot/replies.py): every post to Slack; `languages` (bot/language.py): who reads
+  which language; `digests` (bot/digest.py); `jobs` (bot/jobs.py): acknowledged work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.cards import Cards
+from bot.details import Details
+from bot.dialog import Dialog
+from bot.digest import Digests
+from bot.intake import Intake
+from bot.jobs import Jobs
+from bot.language import Languages
+from bot.limits import Limit
+from bot.presses import Presses
+from bot.pricestore import PriceStore
+from bot.replies import Replies
+from bot.store import ConversationStore
+
+
+@dataclass(frozen=True)
+class Parts:
+    replies: Replies
+    store: ConversationStore
+    prices: PriceStore
+    intake: Intake
+    cards: Cards
+    dialog: Dialog
+    details: Details
+    presses: Presses
+    digests: Digests
+    languages: Languages
+    jobs: Jobs
+    chart_limit: Limit  # charts one person may ask for a minute

@@ -1,0 +1,74 @@
+"""A press under an answer card: checked against the thread's live answer, then dispatched.
+
+What-ifs ("Try QLoRA", "Fastest instead") are changes to the thread's request and go to the
+thread flow (bot/dialog.py); "Rent vs buy" and the menu ask for details (bot/details.py). A press
+on an answer the thread has moved on from is told so privately and changes nothing. The ids are
+`present.actions.Action`; the menu's payloads are `Detail` words.
+"""
+
+from __future__ import annotations
+
+from bot.details import Details
+from bot.dialog import Dialog
+from bot.replies import Replies
+from bot.store import ConversationStore
+from bot.words import EXPIRED, STALE, unusable
+from engine import ParseError
+from engine.i18n import _
+from engine.methods import METHODS
+from engine.parse import parse_fields
+from engine.request import Draft
+from present import slack
+from present.actions import Action, Detail
+
+
+class Presses:
+    def __init__(self, replies: Replies, store: ConversationStore, dialog: Dialog,
+                 details: Details) -> None:
+        self.replies = replies
+        self.store = store
+        self.dialog = dialog
+        self.details = details
+
+    async def card_action(self, *, team: str, channel: str, thread_ts: str, message_ts: str,
+                          user: str, action_id: str, value: str) -> None:
+        """A what-if button, "Rent vs buy" or the menu under an answer."""
+        version, payload = slack.split_value(value)
+        conv = await self.store.get(team, channel, thread_ts)
+        if conv is None:
+            await self.replies.private(channel, user, _(EXPIRED), thread_ts)
+            return
+        live_v, live_ts = conv.card_version, conv.record.answer_ts
+        if ((version is not None and live_v is not None and version != live_v)
+                or (version is None and live_ts and message_ts and message_ts != live_ts)):
+            await self.replies.private(channel, user, _(STALE), thread_ts)
+            return
+        action = Action.of(action_id)
+        where = {"team": team, "channel": channel, "thread_ts": thread_ts}
+        if action in (Action.WHATIF, Action.WHATIF_GOAL) or "=" in payload:
+            if version is None:  # from before values carried versions: whatif_<key>_...
+                key = "goal" if action is Action.WHATIF_GOAL else action_id.split("_")[1]
+                change = Draft({key: payload})
+            else:
+                key, _sep, word = payload.partition("=")
+                try:
+                    # a method is a word in the grammar, not a key
+                    change = (Draft({"method": word}) if key == "method" and word in METHODS
+                              else parse_fields(payload, require_model=False))
+                except ParseError as err:
+                    await self.replies.private(channel, user, unusable(err), thread_ts)
+                    return
+            await self.dialog.follow_up(**where, user=user, change=change)
+        elif payload in (Detail.COST, Detail.BREAKDOWN) or action in (Action.RENT_VS_BUY,
+                                                                      Action.SHOW_BREAKDOWN):
+            memory = payload == Detail.BREAKDOWN or action is Action.SHOW_BREAKDOWN
+            await self.details.breakdown(**where, kind=Detail.BREAKDOWN if memory else Detail.COST)
+        elif payload in (Detail.ASSUMPTIONS, Detail.ADVICE):
+            await self.details.notes(**where, kind=Detail(payload))
+        elif payload == Detail.CHARTS or action is Action.SHOW_CHART:
+            await self.details.chart(**where, kind="memory")
+            top = (conv.record.result or {}).get("gpu")
+            if top and payload == Detail.CHARTS:
+                await self.details.chart(**where, kind="prices", card=top, quiet=True)
+        elif action is Action.SHOW_PRICE_CHART:
+            await self.details.chart(**where, kind="prices", card=payload, user=user)

@@ -1,0 +1,72 @@
+"""What the bot says when something cannot be done: every apology and refusal in one place.
+
+Each text is marked for translation (`N_`) and said with `_()` in the asker's language; none
+carries a traceback or anything the asker did not write. `failure_text` turns an error after the
+ack into the one line the asker is told.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from engine import ParseError, UnknownModel
+from engine.i18n import N_, _
+from engine.parse import validation_problem
+
+# -- posting (bot/replies.py)
+INVITE = N_("I am not in this channel, so the answer is only for you. Invite me with "
+            "`/invite @gpusize` and ask again to start a thread the team can follow.")
+THREAD_DOWN = N_("I cannot continue this thread right now (my conversation store is not "
+                 "answering). `/gpusize MODEL METHOD ...` still answers; the thread works again "
+                 "once the store is back.")
+APOLOGY = N_("Sorry, I could not answer that just now (Slack or my store failed); please try "
+             "again.")
+
+# -- the thread (bot/dialog.py, bot/presses.py)
+STALE = N_("That button is on an older answer: the thread has moved on since. Use the buttons "
+           "on the newest answer, or reply in the thread.")
+EXPIRED = N_("This conversation has expired (or was never stored); ask again with /gpusize.")
+SUPERSEDED = N_("Superseded: a newer answer is in this thread; its buttons are the live ones.")
+STATE_DOWN = N_("I could not save this conversation right now, so replies in this thread will "
+                "not reach me; ask again with /gpusize later.")
+
+# -- sub-commands and charts (bot/listeners)
+STORE_DOWN = N_("Prices and digests live in Redis, which is not answering right now; try again "
+                "soon.")
+TOO_MANY_CHARTS = N_("That is more charts than I draw for one person: at most {count} a minute. "
+                     "The ones already in the thread are still there; try again in {seconds} s.")
+
+# -- an answer that failed after the ack
+NOT_ANSWERED = N_("I could not answer that: {problem}. Nothing was posted; change it and ask "
+                  "again (`/gpusize help` shows the grammar).")
+NOTHING_POSTED = N_("Sorry, something went wrong while answering; nothing was posted. Please try "
+                    "again.")
+
+
+def couldnt_use(err: Exception) -> str:
+    return _("I could not use that: {error}").format(error=err)
+
+
+def unusable(err: ParseError) -> str:
+    """A reply the bot cannot use, said back to its author: what was read and, where the
+    grammar has one, the likely meaning ("I read 300. Did you mean 300k?")."""
+    if err.suggestion and err.token:
+        return _("I read {token}. Did you mean {suggestion}?").format(
+            token=err.token, suggestion=err.suggestion) + "\n" + err.message
+    return couldnt_use(err)
+
+
+def failure_text(err: BaseException) -> str:
+    """What a person is told when their request fails after the ack: what was wrong with it
+    when it was the input (a validation error, an unknown model), else a short apology. Never a
+    traceback; the log has the details."""
+    if isinstance(err, ValidationError):
+        first = (err.errors() or [{}])[0]
+        where = ".".join(str(part) for part in first.get("loc", ()) if part != "__root__")
+        problem = validation_problem(str(first.get("type", "")), first.get("ctx") or {})
+        return _(NOT_ANSWERED).format(problem=f"{where}: {problem}" if where else problem)
+    if isinstance(err, ParseError):
+        return unusable(err)
+    if isinstance(err, UnknownModel):
+        return _(NOT_ANSWERED).format(problem=str(err))
+    return _(NOTHING_POSTED)
