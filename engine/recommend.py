@@ -322,6 +322,20 @@ def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
             c.mode == "rent" and o.mode == "rent"):
         mine, theirs = c.job.rent, o.job.rent
         span = _("for the run")
+    elif req.is_training and plan.speed.train_tokens_per_s and other.speed.train_tokens_per_s:
+        # the ranking's own measure: what a token trained costs, owning or renting over months=
+        mine, theirs = cost_metric(plan, req), cost_metric(other, req)
+        if not (math.isfinite(mine) and math.isfinite(theirs)) or min(mine, theirs) <= 0:
+            return []
+        name = f"{other.gpus} x {other.gpu_display}"
+        if abs(theirs - mine) <= NEAR_COST * max(mine, theirs):
+            return [_("about the same cost per token trained as {other}, which is {why}").format(
+                other=name, why=_why_not(other, req, plan))]
+        if theirs > mine:
+            return [_("{share:.0%} cheaper per token trained than the next option ({other})"
+                      ).format(share=1 - mine / theirs, other=name)]
+        return [_("{share:.0%} dearer per token trained than {other}, which is {why}").format(
+            share=mine / theirs - 1, other=name, why=_why_not(other, req, plan))]
     elif c.horizon_total and o.horizon_total:
         mine, theirs = c.horizon_total, o.horizon_total
         span = _("over {months} months").format(months=req.months)
@@ -340,17 +354,26 @@ def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
 
 
 def _why_not(plan: Plan, req: Request, chosen: Plan | None = None) -> str:
+    """Why `plan` ranks after `chosen`, in the order rank_plans weighs it."""
     c = plan.cost
     if c is not None and c.within_budget is False:
         return _("over the budget")
+    if chosen is not None and req.is_training and req.goal == "cost" and (
+            cost_metric(plan, req) > cost_metric(chosen, req) * (1 + NEAR_COST)):
+        return _("dearer per token trained")
     if servers(plan) > 1 and (chosen is None or servers(chosen) < servers(plan)):
-        return _("more than one server")
+        return (_("more than one server") if chosen is None or servers(chosen) == 1
+                else _("more servers ({theirs} against {mine})").format(
+                    theirs=servers(plan), mine=servers(chosen)))
     if chosen is not None and sharded_over_pcie(plan, req) and chosen.gpus == 1:
         return _("sharded over PCIe cards where one card does")
     if plan.verdict == "tight" and not plan.published:
         return _("tight on memory")
     if chosen is not None and plan.gpus > chosen.gpus:
         return _("more cards")
+    if chosen is not None:
+        return _("slower") if time_metric(plan, req) > time_metric(chosen, req) else _(
+            "dearer per token")
     return _("slower") if time_metric(plan, req) > 0 or req.is_serving else _("dearer per token")
 
 

@@ -177,6 +177,10 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     else:
         same = next((a for a in alts if req.gpu and a.plan.gpu == req.gpu), None)
         text = recommend.no_plan_text(plans, req, same_card=same)
+    over = _("Over budget: ")
+    if (top is not None and top.verdict != "no" and top.cost is not None
+            and top.cost.within_budget is False and not text.startswith(over)):
+        text = over + text  # whatever else it misses, a plan over the budget says so first
     if req.gpu and top is not None and top.access is not None and not (
             top.access.can_buy or top.access.can_rent):
         # a card the market gets only through grey channels (or not at all): said first

@@ -7,12 +7,11 @@ renting stays cheaper."""
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from datetime import date
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from engine import catalog, cost, i18n
 from engine.catalog import find_gpu
@@ -332,13 +331,17 @@ def _check(ans: Answer, query: str) -> None:
         assert int(m.group(1).replace(",", "")) <= HOURS_PER_MONTH, query
 
 
-@settings(max_examples=40, deadline=None)
-@given(model=st.sampled_from(MODELS), method=st.sampled_from(METHODS),
-       budget=st.sampled_from(BUDGETS), pin=st.sampled_from(PINS),
-       market=st.sampled_from(MARKETS), lang=st.sampled_from(["en", "zh"]))
-def test_headline_budget_and_break_even_invariants(model: str, method: str, budget: str,
-                                                    pin: str, market: str, lang: str) -> None:
-    query = f"{model} {method}{budget}{pin}{market}"
+def _sample(count: int, seed: int = 22) -> list[tuple[str, str]]:
+    """A fixed sample of questions across models, methods, budgets, pinned cards, markets and
+    languages (seeded: the same questions every run; hypothesis is not used here because it
+    moves the recursion limit, which breaks ast.parse later in the same process on 3.11)."""
+    grid = list(itertools.product(MODELS, METHODS, BUDGETS, PINS, MARKETS, ("en", "zh")))
+    random.Random(seed).shuffle(grid)
+    return [(f"{m} {meth}{b}{p}{mk}", lang) for m, meth, b, p, mk, lang in grid[:count]]
+
+
+@pytest.mark.parametrize(("query", "lang"), _sample(60))
+def test_headline_budget_and_break_even_invariants(query: str, lang: str) -> None:
     with i18n.language(lang):
         try:
             ans = ask(query)
