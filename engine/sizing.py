@@ -34,17 +34,21 @@ from engine.traffic import with_traffic
 
 
 def ask(text: str, *, hub: HubLookup | None = None, book: PriceBook | None = None,
-        today: date | None = None) -> Answer:
-    """Answer one command line. Raises ParseError or UnknownModel with a one-line message."""
-    return size(parse(text), hub=hub, book=book, today=today, query=text)
+        today: date | None = None, every_plan: bool = False) -> Answer:
+    """Answer one command line. Raises ParseError or UnknownModel with a one-line message.
+    `every_plan`: every plan carries its bill of materials, API comparison and commands (the
+    `--json` document); otherwise only the recommended one does, which is all any surface
+    shows, and the rest would cost about half again the answer's time."""
+    return size(parse(text), hub=hub, book=book, today=today, query=text, every_plan=every_plan)
 
 
 def size(req: Request, *, hub: HubLookup | None = None, book: PriceBook | None = None,
-         today: date | None = None, query: str = "") -> Answer:
+         today: date | None = None, query: str = "", every_plan: bool = False) -> Answer:
     """The full answer for one request: ranked plans, the recommendation and why, what would
     fit instead when nothing does, the seeds' advice and a trial run, and the assumptions."""
     spec, notes = resolve_model(req.model, hub=hub)
-    return answer_for(spec, req, query=query, model_notes=notes, today=today, book=book)
+    return answer_for(spec, req, query=query, model_notes=notes, today=today, book=book,
+                      every_plan=every_plan)
 
 
 # A reasoning model's serving context when context= is not given: a prompt of this many tokens
@@ -145,7 +149,7 @@ def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, t
 
 def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                model_notes: tuple[str, ...] = (), today: date | None = None,
-               book: PriceBook | None = None) -> Answer:
+               book: PriceBook | None = None, every_plan: bool = False) -> Answer:
     """`size` for a model already resolved (validation and tests pass specs directly)."""
     today = today or date.today()
     book = book or price_book()
@@ -163,7 +167,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
         if within:
             plans = recommend.rank_plans(within + plans, req, spec)
             top = plans[0]
-    plans = [complete_plan(spec, req, p, today, book) for p in plans]
+    plans = [complete_plan(spec, req, p, today, book) if i == 0 or every_plan else p
+             for i, p in enumerate(plans)]
     top = plans[0] if plans else None
     if req.is_serving and req.quant is None and top is not None:
         # what the answer's text describes: the format the recommended plan serves

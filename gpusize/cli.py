@@ -148,7 +148,7 @@ def serve(args: list[str]) -> int:
 def print_answer(text: str, *, as_json: bool, chart: str | None = None, bom: bool = False) -> int:
     try:
         # engine.hub imports huggingface_hub only when a repo id outside the catalog is asked for
-        result = ask(text, hub=hub.lookup)
+        result = ask(text, hub=hub.lookup, every_plan=as_json)
     except (ParseError, UnknownModel) as err:
         print(f"gpusize: {err}", file=sys.stderr)
         return 2

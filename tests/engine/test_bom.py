@@ -160,3 +160,13 @@ def test_checkpoints_are_sized_from_the_recipe() -> None:
     spec = catalog.models()["llama-3.1-8b"]
     state_gb = spec.params * (wb + ob) / 1e9
     assert f"{state_gb:,.0f} GB each" in _line(plan.bom, "nvme").text  # type: ignore[arg-type]
+
+
+def test_every_plan_when_asked_the_recommended_one_always() -> None:
+    full = engine.ask("qwen3-32b inference", every_plan=True)
+    running = [p for p in full.plans if p.verdict != "no"]
+    assert len(running) > 1 and all(p.bom and p.launch and p.api for p in running)
+    quick = engine.ask("qwen3-32b inference")
+    assert quick.plans[0].bom is not None and quick.plans[0].launch
+    assert all(p.bom is None for p in quick.plans[1:])
+    assert quick.plans[0].bom == full.plans[0].bom

@@ -69,6 +69,7 @@ def test_beyond_the_cards_in_text_json_and_chinese() -> None:
                          "--json").stdout)
     plan = doc["plans"][0]
     assert {line["item"] for line in plan["bom"]["lines"]} >= {"cpu", "ram", "nvme", "power"}
+    assert all(p["bom"] and p["launch"] for p in doc["plans"] if p["verdict"] != "no")
     assert plan["api"]["offers"] and plan["launch"][0]["commands"]
     assert doc["traffic"]["users"] == plan["settings"]["users"]
     zh = run("qwen3-32b", "推理", "gpu=4090", "gpus=8", "--bom")
