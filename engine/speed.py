@@ -142,6 +142,12 @@ NVLINK_EFFICIENCY = 0.7  # of the one-direction NVLink bandwidth (nccl-tests bus
 # One InfiniBand/RoCE NIC per GPU at ~90%: 200 Gb/s (HDR) beside PCIe 4 cards (DGX A100),
 # 400 Gb/s (NDR) beside PCIe 5 cards (DGX H100; DeepSeek-V3's H800 nodes: 50 GB/s per GPU).
 INTER_NODE_GBPS = {4: 22.5, 5: 45.0}
+# NCCL runs one ring (channel) per NIC, each ring leaving the server through its own NIC, so a
+# large all-reduce/all-gather across rail-optimized servers moves at all the server's NICs
+# together, capped by the NVLink bus inside the server: ~24 GB/s bus bandwidth with one HDR NIC
+# a server, "up to 160 GB/s, the NVLink intra-node bandwidth" with more (NVIDIA/nccl#412, an
+# 8 x A800 server); 470 GB/s on 2 HGX H100 servers with 8 x 400G NICs (NVIDIA/nccl-tests#309).
+NICS_PER_SERVER = 8
 # PCIe GPU servers (RTX 4090, L40S, A6000 boxes) ship with one or two 100 GbE ports for all their
 # cards, not an InfiniBand NIC per GPU: about 11 GB/s of bus bandwidth between servers at ~90%.
 INTER_NODE_PCIE_SERVER_GBPS = 11.0
@@ -415,13 +421,13 @@ def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing:
 
 
 def _bus_gbps(gpu: GpuSpec, gpus: int) -> float:
+    """Bus bandwidth of a data-parallel collective over `gpus` cards (GB/s, nccl-tests busbw)."""
     if gpus > GPUS_PER_SERVER:
         if not gpu.has_nvlink:
             return INTER_NODE_PCIE_SERVER_GBPS
-        return INTER_NODE_GBPS.get(gpu.pcie_gen, INTER_NODE_GBPS[4])
-    if gpu.has_nvlink:
-        return gpu.nvlink_gbps / 2 * NVLINK_EFFICIENCY
-    return PCIE_BUS_GBPS.get(gpu.pcie_gen, 12.0)
+        nics = NICS_PER_SERVER * INTER_NODE_GBPS.get(gpu.pcie_gen, INTER_NODE_GBPS[4])
+        return min(nics, _intra_gbps(gpu))
+    return _intra_gbps(gpu)
 
 
 def _intra_gbps(gpu: GpuSpec) -> float:

@@ -143,6 +143,26 @@ def test_runs_across_servers_lose_utilization() -> None:
     assert many.tokens_per_s / 64 < one.tokens_per_s / 8 * (speed.MULTI_SERVER_EFFICIENCY + 0.01)
 
 
+def test_collectives_across_servers_use_every_nic() -> None:
+    # one NIC per GPU, one NCCL ring per NIC: the servers' NICs together, capped by NVLink
+    a100, h100, h800 = GPUS["a100-80gb"], GPUS["h100-sxm"], GPUS["h800"]
+    assert speed._bus_gbps(a100, 16) == pytest.approx(
+        speed.NICS_PER_SERVER * speed.INTER_NODE_GBPS[4])
+    assert speed._bus_gbps(h100, 16) == pytest.approx(speed._intra_gbps(h100))
+    assert speed._bus_gbps(h800, 64) == pytest.approx(speed._intra_gbps(h800))
+    assert speed._bus_gbps(GPUS["rtx-4090"], 16) == speed.INTER_NODE_PCIE_SERVER_GBPS
+
+
+def test_fsdp_over_two_servers_stays_compute_bound() -> None:
+    # 7B FSDP on 16 A100 (2 DGX servers): IBM/PyTorch's fms-fsdp runs 7B at 3,760 tokens/s a
+    # GPU on 128 A100; gathering 2 x 13.9 GB of weights a micro-batch hides under its compute
+    one = _train("7B", "a100-80gb", gpus=8, zero=3, batch=1)
+    two = _train("7B", "a100-80gb", gpus=16, zero=3, batch=1)
+    assert "compute-bound" in two.detail
+    assert two.tokens_per_s / 16 == pytest.approx(
+        one.tokens_per_s / 8 * speed.MULTI_SERVER_EFFICIENCY, rel=0.02)
+
+
 def test_restarts_cost_time_only_at_scale() -> None:
     assert speed.goodput(8) > 0.999
     assert speed.goodput(16384) == pytest.approx(0.91, abs=0.01)  # Llama 3: >90% effective
