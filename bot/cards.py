@@ -18,7 +18,7 @@ from bot import workers
 from bot.intake import Intake
 from bot.observability import ENGINE_SECONDS, REDIS_ERRORS
 from bot.pricestore import PriceStore
-from engine import ParseError, UnknownModel
+from engine import UserError
 from engine.i18n import current
 from engine.prices import PriceBook
 from engine.request import Draft
@@ -60,7 +60,7 @@ class Cards:
         try:
             await self.intake.look_up(team, card.user, draft)
             return await self.compute(team, draft, card)
-        except (UnknownModel, ParseError) as err:
+        except UserError as err:
             await tell(str(err))
             return None
 

@@ -27,7 +27,7 @@ from bot.replies import Notice, Replies, Respond
 from bot.store import ConversationStore, Swap
 from bot.subcommands import help_message
 from bot.words import EXPIRED, STATE_DOWN, SUPERSEDED, unusable
-from engine import ParseError, UnknownModel
+from engine import ParseError, UnknownModel, UserError
 from engine.i18n import _
 from engine.methods import METHODS
 from engine.parse import build_request, parse_fields, read_reply
@@ -90,7 +90,7 @@ class Dialog:
             return
         try:
             draft = self.intake.check(text)
-        except (ParseError, UnknownModel) as err:
+        except UserError as err:
             await self.replies.private(channel, user, f"{err}", ts)
             return
         stage = next_stage(draft)

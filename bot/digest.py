@@ -36,6 +36,7 @@ from bot.pricestore import PriceRecord, PriceStore, newest
 from bot.pricetables import DEFAULT_CARDS
 from engine import catalog
 from engine.cost import HOURS_PER_MONTH, CostInputs, plan_cost
+from engine.errors import UserError
 from engine.i18n import N_, _, money, set_language
 from engine.parse import ParseError
 from engine.prices import STALE_DAYS, price_book
@@ -183,8 +184,8 @@ return 0
 """
 
 
-class SubscriptionsFull(Exception):
-    """The workspace holds MAX_SUBSCRIPTIONS already; nothing was stored."""
+class SubscriptionsFull(UserError):
+    """The workspace holds MAX_SUBSCRIPTIONS already; nothing was stored (the message says so)."""
 
 
 class Digests:
@@ -200,7 +201,10 @@ class Digests:
         stored = await self.redis.eval(SUBSCRIBE_CAPPED, 1, keys.digest_subscriptions(sub.team),
                                        sub.channel, str(MAX_SUBSCRIPTIONS), sub.model_dump_json())
         if not int(stored):
-            raise SubscriptionsFull
+            raise SubscriptionsFull(_(
+                "This workspace already has {cap} digest subscriptions, the most it keeps. "
+                "`/gpusize digest list` shows them; `/gpusize digest unsubscribe #channel` "
+                "removes one.").format(cap=MAX_SUBSCRIPTIONS))
         await self.redis.sadd(keys.digest_teams(), sub.team)
         # the period already under way is not owed: the first digest comes at the next slot
         _slot, period = latest_slot(sub, sub.created_at)
@@ -476,13 +480,7 @@ async def digest_command(digests: Digests, permissions: Permissions, command: di
             raise Refused(_("I cannot post in {channel} (Slack says `{reason}`): invite me there "
                             "first (`/invite @gpusize` in that channel), then subscribe "
                             "again.").format(channel=channel_ref(sub.channel), reason=reason[:40]))
-        try:
-            await digests.subscribe(sub)
-        except SubscriptionsFull:
-            raise Refused(_("This workspace already has {cap} digest subscriptions, the most it "
-                            "keeps. `/gpusize digest list` shows them; `/gpusize digest "
-                            "unsubscribe #channel` removes one.").format(
-                cap=MAX_SUBSCRIPTIONS)) from None
+        await digests.subscribe(sub)  # SubscriptionsFull says so to the asker
         return [_("Subscribed: a GPU price digest {when}. The first one comes at the next slot; "
                   "`/gpusize digest preview` shows what it will say.").format(when=sub.describe())]
     if action == "unsubscribe":

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot import keys
+from engine.errors import UserError
 from engine.i18n import N_
 
 ADMIN_CACHE_S = 300  # a demoted admin keeps their rights at most this long
@@ -81,7 +82,7 @@ class Permissions:
         return None
 
 
-class Refused(Exception):
+class Refused(UserError):
     """An action this user may not take; the message (translated) says why and what to do."""
 
 

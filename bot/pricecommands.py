@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime
 from bot import pricetables
 from bot.limits import Limit, allow
 from bot.permissions import ADMIN_UNKNOWN
-from bot.pricestore import MAX_QUOTES, PriceRecord, PriceStore, QuotaFull, new_id
+from bot.pricestore import PriceRecord, PriceStore, QuotaFull, new_id
 from engine import catalog
 from engine.i18n import N_, _
 from engine.parse import ParseError, parse_money
@@ -205,10 +205,8 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
             seconds=verdict.retry_after_s)]
     try:
         await store.add_quote(team, record)
-    except QuotaFull:
-        return [_("Quote not recorded: this workspace already holds {cap} quotes, the most it "
-                  "keeps. Remove old ones first (`/gpusize quote list`, `/gpusize quote remove "
-                  "ID`).").format(cap=MAX_QUOTES)]
+    except QuotaFull as err:
+        return [str(err)]
     return [_("Recorded quote `{id}`: {item} {kind} {amount} from {vendor}, dated {date}. This "
               "workspace's answers use it from now on (newest price per card wins); `/gpusize "
               "quote remove {id}` takes it back.").format(

@@ -21,6 +21,8 @@ from redis.asyncio import Redis
 
 from bot import keys
 from engine.cost import market_of
+from engine.errors import UserError
+from engine.i18n import _
 from engine.prices import Currency, Kind, Price, PriceBook, check_price, price_book
 from present.blockkit import clean_field
 
@@ -137,7 +139,7 @@ return 1
 """
 
 
-class QuotaFull(Exception):
+class QuotaFull(UserError):
     """The workspace already holds MAX_QUOTES quotes; nothing was stored."""
 
 
@@ -178,7 +180,9 @@ class PriceStore:
                                        keys.prices_version(team), str(MAX_QUOTES), record.id,
                                        record.model_dump_json())
         if not int(stored):
-            raise QuotaFull
+            raise QuotaFull(_("Quote not recorded: this workspace already holds {cap} quotes, the "
+                              "most it keeps. Remove old ones first (`/gpusize quote list`, "
+                              "`/gpusize quote remove ID`).").format(cap=MAX_QUOTES))
 
     async def count(self, scope: str) -> int:
         return int(await self.redis.hlen(keys.price_records(scope)))

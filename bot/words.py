@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from engine import ParseError, UnknownModel
+from engine import ParseError, UserError
 from engine.i18n import N_, _
 from engine.parse import validation_problem
 
@@ -67,6 +67,6 @@ def failure_text(err: BaseException) -> str:
         return _(NOT_ANSWERED).format(problem=f"{where}: {problem}" if where else problem)
     if isinstance(err, ParseError):
         return unusable(err)
-    if isinstance(err, UnknownModel):
+    if isinstance(err, UserError):  # an unknown model, a refusal, a full quota: its own words
         return _(NOT_ANSWERED).format(problem=str(err))
     return _(NOTHING_POSTED)

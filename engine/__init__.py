@@ -7,9 +7,10 @@ a look-up passed in (engine.hub.lookup).
 
 from __future__ import annotations
 
+from engine.errors import UserError
 from engine.parse import ParseError
 from engine.resolve import UnknownModel
 from engine.schema import Answer
 from engine.sizing import ask, size
 
-__all__ = ["Answer", "ParseError", "UnknownModel", "ask", "size"]
+__all__ = ["Answer", "ParseError", "UnknownModel", "UserError", "ask", "size"]

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine import catalog, en_input, zh_input
+from engine.errors import UserError
 from engine.i18n import N_, _
 from engine.methods import METHOD_NAMES, METHOD_WORDS, METHODS, SERVING_QUANTS, method
 from engine.phrases import Rewrite, has_cjk, rewritten
@@ -33,7 +34,7 @@ MAX_INPUT_CHARS = 1000
 SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$")
 
 
-class ParseError(ValueError):
+class ParseError(UserError, ValueError):
     """A user-facing input error: `str(err)` is one line, safe to show as is."""
 
     def __init__(self, message: str, *, token: str = "", accepted: tuple[str, ...] = (),

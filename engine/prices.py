@@ -30,6 +30,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from engine import catalog, datacache
+from engine.errors import UserError
 from engine.i18n import N_, _
 
 Kind = Literal["buy_card", "buy_server", "rent_card_hour", "rent_server_month",
@@ -236,7 +237,7 @@ MAX_SERVER_GPUS = 64
 ABSOLUTE_BANDS_CNY = {"buy": (1_000.0, 3_000_000.0), "rent": (0.1, 500.0)}
 
 
-class PriceRejected(ValueError):
+class PriceRejected(UserError, ValueError):
     """A price that must not be stored; the message says which rule it broke."""
 
 

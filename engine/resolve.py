@@ -10,11 +10,12 @@ from collections.abc import Callable
 
 from engine import catalog
 from engine.architecture import ModelSpec
+from engine.errors import UserError
 from engine.family import parse_size, template_spec
 from engine.i18n import _
 
 
-class UnknownModel(LookupError):
+class UnknownModel(UserError, LookupError):
     """The model is not in the catalog and could not be fetched; the message says why."""
 
 

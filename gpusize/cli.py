@@ -13,7 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from engine import ParseError, UnknownModel, ask, hub, i18n
+from engine import UserError, ask, hub, i18n
 from engine.i18n import _
 from engine.methods import METHODS
 from engine.parse import KEYS
@@ -149,7 +149,7 @@ def print_answer(text: str, *, as_json: bool, chart: str | None = None, bom: boo
     try:
         # engine.hub imports huggingface_hub only when a repo id outside the catalog is asked for
         result = ask(text, hub=hub.lookup, every_plan=as_json)
-    except (ParseError, UnknownModel) as err:
+    except UserError as err:
         print(f"gpusize: {err}", file=sys.stderr)
         return 2
     if chart is not None and not write_chart(result, chart):

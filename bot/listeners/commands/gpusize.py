@@ -19,12 +19,12 @@ from bot import keys, subcommands
 from bot.jobs import Handler, Job, Submitted
 from bot.observability import COMMANDS, REDIS_ERRORS
 from bot.parts import Parts
-from bot.permissions import Permissions, Refused
+from bot.permissions import Permissions
 from bot.pricestore import new_id
 from bot.replies import Notice
 from bot.subcommands import HELP_WORDS, Call, help_message
 from bot.words import STORE_DOWN, failure_text
-from engine import ParseError, UnknownModel
+from engine import ParseError, UserError
 from engine.i18n import _, current, set_language
 from engine.request import Draft
 from present.blockkit import clean_input
@@ -59,7 +59,7 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             return
         try:
             draft = await parts.intake.admit(text, team=command["team_id"], user=command["user_id"])
-        except (ParseError, UnknownModel) as err:
+        except UserError as err:
             COMMANDS.labels("error").inc()
             msg = Notice(f"{err}",
                          context=_("Nothing was posted. `/gpusize help` shows the grammar."))
@@ -135,7 +135,7 @@ def run_subcommand(parts: Parts) -> Handler:
                 command=command, text=text, prices=parts.prices, digests=parts.digests,
                 languages=parts.languages, permissions=permissions, quote_id=p.get("quote_id")))
             COMMANDS.labels(row.name).inc()
-        except (ParseError, Refused) as err:
+        except UserError as err:  # Refused, a full quota, a bad price or its words
             COMMANDS.labels("error").inc()
             sections = [f"{err}"]
         except RedisError:
