@@ -9,7 +9,12 @@ What stops one more user is read from that failing forward answer: the KV cache 
 parts), or the first token comes too late (prefill compute).
 
 Training: the largest catalog model each training method runs on the box, and for the model asked
-the fastest recipe (checkpointing, micro-batch, offload) that fits, all by the forward answer.
+the fastest recipe (checkpointing, micro-batch, offload) that fits, all by the forward answer;
+what stops the next larger model and the next faster recipe is read from their failing answers.
+
+MODEL `largest` (or MODEL left out when gpu= and gpus= name a box) asks the reverse question for
+the model itself: the largest catalog model the method runs on the box (serving: at the service
+level for users= and context=), which the answer is then about.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from datetime import date
 from engine import catalog, speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
-from engine.i18n import N_, _
+from engine.i18n import N_, _, plural
 from engine.plan import ranked_plans
 from engine.prices import PriceBook
 from engine.recommend import method_name
@@ -36,8 +41,21 @@ RECIPE_KNOBS = (("checkpointing", ("none", "selective", "full")), ("batch", (1, 
 LIMITS = {"kv-memory": N_("KV cache memory"), "bandwidth": N_("memory bandwidth (decode)"),
           "compute": N_("compute (decode)"), "prefill": N_("prefill compute (first token)"),
           "cap": N_("the 100,000-user bound")}
+FIT_WORDS = {"fits": N_("fits"), "tight": N_("runs tight, under the headroom kept")}
+
+# MODEL for "the largest model this box trains or serves" (engine/parse.py reads it, and MODEL
+# left out with gpu= and gpus=, as this)
+LARGEST = "largest"
+GIB = 1024**3
 
 Forward = Callable[[Request], Plan | None]
+# the request the forward answer would ask for a model (engine.sizing.prepared: a reasoning model's
+# context, the released format), so a probe for another model is asked as its own question is
+Prepare = Callable[[ModelSpec, Request], Request]
+
+
+def _as_asked(spec: ModelSpec, req: Request) -> Request:
+    return req
 
 
 def forward_answer(spec: ModelSpec, today: date, book: PriceBook) -> Forward:
@@ -188,37 +206,121 @@ def _capacity_text(spec: ModelSpec, gpu: GpuSpec, req: Request, rows: list[Capac
     return text
 
 
+def users_text(users: int) -> str:
+    return plural(users, N_("{n:,} user"), N_("{n:,} users"))
+
+
 def _k(tokens: int) -> str:
     return f"{tokens // 1024}k" if tokens >= 1024 and tokens % 1024 == 0 else f"{tokens:,}"
 
 
+def runs(req: Request, plan: Plan | None) -> bool:
+    """Training: the forward answer runs on the box; serving: it also meets the service level."""
+    if req.is_serving:
+        return meets(plan)
+    return plan is not None and plan.verdict != "no"
+
+
+def largest_fit(req: Request, today: date, book: PriceBook,
+                prepare: Prepare = _as_asked) -> tuple[ModelFit, ModelSpec | None]:
+    """The largest catalog model req.method runs on the box (serving: at the service level), by
+    the forward answer for each model from the largest down, and what stops the next larger one;
+    with its spec (None when no catalog model runs)."""
+    models = sorted(catalog.models().values(), key=lambda m: (-m.params, m.name))
+    failures: list[tuple[ModelSpec, Plan | None]] = []
+    for model in models:
+        probe = prepare(model, _at(req, model=model.name, tokens=None,
+                                   quant=req.quant if req.is_serving else None))
+        plan = forward_answer(model, today, book)(probe)
+        if not runs(req, plan):
+            failures.append((model, plan))
+            continue
+        assert plan is not None
+        bigger = next(((m, p) for m, p in reversed(failures) if m.params > model.params), None)
+        return ModelFit.build(
+            method=req.method, model=model.name, display=model.display, params=model.params,
+            verdict=plan.verdict, tokens_per_s=(plan.speed.decode_tokens_per_s if req.is_serving
+                                                else plan.speed.train_tokens_per_s),
+            next_model=bigger[0].name if bigger else None,
+            limit=_why_not(bigger[0], bigger[1]) if bigger else _("the largest catalog model")
+        ), model
+    smallest = failures[-1] if failures else None
+    return ModelFit.build(method=req.method, model=None,
+                          next_model=smallest[0].name if smallest else None,
+                          limit=_why_not(*smallest) if smallest else ""), None
+
+
+def _why_not(model: ModelSpec, plan: Plan | None) -> str:
+    """Why a model's forward answer on the box does not run (or misses the service level)."""
+    size = model.params / 1e9
+    if plan is None:
+        return _("{model} ({size:.1f}B) has no valid sharding on these cards").format(
+            model=model.display, size=size)
+    m = plan.memory
+    if plan.verdict == "no":
+        return _("{model} ({size:.1f}B) needs {need:.1f} GiB per GPU, over the {card:.0f} GiB "
+                 "card").format(model=model.display, size=size, need=m.total / GIB,
+                                card=m.capacity / GIB)
+    misses = _("; ").join(plan.service.misses) if plan.service and plan.service.misses else ""
+    return _("{model} ({size:.1f}B) runs but misses the service level: {misses}").format(
+        model=model.display, size=size, misses=misses or _("too slow"))
+
+
 def training_capacity(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
-                      book: PriceBook) -> Capacity:
-    largest = []
-    models = sorted(catalog.models().values(), key=lambda m: -m.params)
-    for name in LARGEST_METHODS:
-        found = ModelFit.build(method=name, model=None)
-        for model in models:
-            probe = _at(req, model=model.name, method=name, quant=None, tokens=None)
-            plan = forward_answer(model, today, book)(probe)
-            if plan is not None and plan.verdict != "no":
-                found = ModelFit.build(method=name, model=model.name, display=model.display,
-                                       params=model.params, verdict=plan.verdict,
-                                       tokens_per_s=plan.speed.train_tokens_per_s)
-                break
-        largest.append(found)
+                      book: PriceBook, prepare: Prepare = _as_asked,
+                      original: Request | None = None, known: ModelFit | None = None) -> Capacity:
+    base = original or req
+    largest = [known if known is not None and known.method == name else
+               largest_fit(_at(base, method=name), today, book, prepare)[0]
+               for name in LARGEST_METHODS]
     recipes = fastest_recipes(spec, req, gpu, today, book)
     fastest = recipes[0] if recipes else None
     box = f"{req.gpus} x {gpu.display}"
     parts = [_("{method}: up to {model}").format(method=method_name(f.method), model=f.display)
              if f.model else _("{method}: no catalog model").format(method=method_name(f.method))
              for f in largest]
-    text = _("{box} trains {list}").format(box=box, list="; ".join(parts))
+    text = _("{box} trains {list}").format(box=box, list=_("; ").join(parts))
+    fastest_limit = ""
     if fastest is not None:
         text += _("; {model} fastest with {change} at {rate:,.0f} tokens/s").format(
             model=spec.display, change=fastest.change, rate=fastest.tokens_per_s)
+        fastest_limit = _faster_limit(spec, req, fastest, today, book)
     return Capacity.build(gpu=gpu.name, gpus=req.gpus or 1, largest=largest, fastest=fastest,
-                          recipes=recipes[:5], text=text)
+                          recipes=recipes[:5], fastest_limit=fastest_limit, text=text)
+
+
+def _faster_limit(spec: ModelSpec, req: Request, fastest: Recipe, today: date,
+                  book: PriceBook) -> str:
+    """What stops a faster recipe than `fastest`: the next step on each knob that speeds
+    training (a doubled micro-batch, less recomputation), read from its forward answer."""
+    s = fastest.settings
+    checkpointing = s.checkpointing or "none"
+    steps: list[dict[str, object]] = []
+    if (s.batch or 1) < RECIPE_KNOBS[1][1][-1]:
+        steps.append({"batch": (s.batch or 1) * 2})
+    order = RECIPE_KNOBS[0][1]
+    if checkpointing in order and order.index(checkpointing) > 0:
+        steps.append({"checkpointing": order[order.index(checkpointing) - 1]})
+    said = []
+    forward = forward_answer(spec, today, book)
+    for step in steps:
+        knobs = {"checkpointing": checkpointing, "batch": s.batch or 1,
+                 "offload": s.offload or "none", **step}
+        plan = forward(_at(req, **knobs))
+        name = ", ".join(f"{k}={v}" for k, v in step.items())
+        if plan is None or plan.verdict == "no":
+            need = plan.memory.total / GIB if plan is not None else 0.0
+            card = plan.memory.capacity / GIB if plan is not None else 0.0
+            said.append(_("{change} needs {need:.1f} GiB per GPU, over the {card:.0f} GiB "
+                          "card").format(change=name, need=need, card=card))
+        elif plan.verdict == "tight" and fastest.verdict == "fits":
+            said.append(_("{change} runs only tight ({need:.1f} of {card:.0f} GiB, under the "
+                          "headroom kept)").format(change=name, need=plan.memory.total / GIB,
+                                                   card=plan.memory.capacity / GIB))
+    if not said:
+        return _("the fastest of the recipes tried (micro-batch up to {batch})").format(
+            batch=RECIPE_KNOBS[1][1][-1])
+    return _("a faster recipe does not fit: {steps}").format(steps=_("; ").join(said))
 
 
 def fastest_recipes(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
@@ -226,18 +328,16 @@ def fastest_recipes(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
     """Recipes of the asked method that run on the box, fastest first."""
     forward = forward_answer(spec, today, book)
     found: list[Recipe] = []
-    seen = set()
     for checkpointing in RECIPE_KNOBS[0][1]:
         for batch in RECIPE_KNOBS[1][1]:
             for offload in RECIPE_KNOBS[2][1]:
+                if offload != "none" and (checkpointing, batch) in {
+                        (r.settings.checkpointing, r.settings.batch) for r in found}:
+                    continue  # offloading pays only where the recipe does not run without it
                 plan = forward(_at(req, checkpointing=checkpointing, batch=batch,
                                    offload=offload))
                 if plan is None or plan.verdict == "no" or not plan.speed.train_tokens_per_s:
                     continue
-                key = (checkpointing, batch, offload)
-                if key in seen:
-                    continue
-                seen.add(key)
                 change = _("checkpointing={ck}, batch={batch}, offload={off}").format(
                     ck=checkpointing, batch=batch, off=offload)
                 found.append(Recipe.build(change=change, settings=plan.settings,
@@ -264,12 +364,39 @@ def at_capacity(spec: ModelSpec, req: Request, cap: Capacity | None, today: date
     return (full, plan) if meets(plan) and plan is not None else None
 
 
-def capacity(spec: ModelSpec, req: Request, today: date, book: PriceBook) -> Capacity | None:
-    """The reverse answer for a box given by gpu= and gpus=; None otherwise."""
+def capacity(spec: ModelSpec, req: Request, today: date, book: PriceBook,
+             prepare: Prepare = _as_asked, original: Request | None = None,
+             largest: ModelFit | None = None) -> Capacity | None:
+    """The reverse answer for a box given by gpu= and gpus=; None otherwise. `original` is the
+    request as asked (before the model's own defaults), for probing other models; `largest`: the
+    model is the largest the box runs (MODEL largest), said first."""
     if not (req.gpu and req.gpus):
         return None
     gpu = catalog.gpus()[req.gpu]
     if req.is_serving:
-        return serving_capacity(spec, req, gpu, today, book)
-    return training_capacity(spec, req, gpu, today, book)
+        cap = serving_capacity(spec, req, gpu, today, book)
+        if largest is not None:
+            cap = cap.model_copy(update={"largest": [largest]})
+    else:
+        cap = training_capacity(spec, req, gpu, today, book, prepare, original, largest)
+    if largest is None:
+        return cap
+    return cap.model_copy(update={"text": largest_text(req, gpu, largest) + _("; ") + cap.text})
 
+
+def largest_text(req: Request, gpu: GpuSpec, fit: ModelFit) -> str:
+    """The answer to MODEL largest: the model, how it runs, and what stops the next larger."""
+    box = f"{req.gpus} x {gpu.display}"
+    if req.is_serving:
+        text = _("the largest catalog model {box} serves at {floor:g} tokens/s per user to {users} "
+                 "at {context} tokens is {model} ({params:.1f}B)").format(
+            box=box, floor=req.decode_floor, users=users_text(req.users), context=_k(req.context),
+            model=fit.display, params=(fit.params or 0) / 1e9)
+    else:
+        text = _("the largest catalog model {box} trains with {method} is {model} ({params:.1f}B, "
+                 "{verdict})").format(box=box, method=method_name(req.method), model=fit.display,
+                                      params=(fit.params or 0) / 1e9,
+                                      verdict=_(FIT_WORDS.get(fit.verdict or "", "")))
+    if fit.next_model:
+        text += _("; the next larger does not: {why}").format(why=fit.limit)
+    return text

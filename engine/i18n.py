@@ -112,6 +112,12 @@ def N_(message: str) -> str:
     return message
 
 
+def plural(count: float, one: str, other: str) -> str:
+    """`one` for a count of 1, else `other` (each marked with N_ and holding {n}), translated and
+    filled: "1 user", "2 users". Chinese has no plural, so both translate alike."""
+    return _(one if count == 1 else other).format(n=count)
+
+
 def money(amount: float | None, currency: str, lang: str | None = None) -> str:
     """150k CNY / 1.20M CNY in English; ¥15万 / ¥1.2亿 / $2万 in Chinese."""
     if amount is None:

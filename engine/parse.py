@@ -28,7 +28,7 @@ from engine.i18n import N_, _
 from engine.methods import METHOD_NAMES, METHOD_WORDS, METHODS, SERVING_QUANTS, method
 from engine.phrases import Rewrite, has_cjk, rewritten
 from engine.quant import canonical_quant
-from engine.request import Draft, Money, Request
+from engine.request import LARGEST_MODEL, LARGEST_WORDS, Draft, Money, Request
 
 MAX_INPUT_CHARS = 1000
 SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$")
@@ -347,6 +347,8 @@ def _parse_model(token: str) -> str:
         raise ParseError(_("model size {token} must be a positive number of parameters, "
                            "like 7B, 0.5B or 8x7B.").format(token=_short(token)), token=token,
                          suggestion=low.lstrip("+-").upper() if SIZE_RE.match(low.lstrip("+-")) else None)
+    if low in LARGEST_WORDS:
+        return LARGEST_MODEL  # the largest model the box gpu= gpus= runs (engine/capacity.py)
     m = SIZE_RE.match(low)
     if m:
         experts, size, unit = m.groups()
@@ -542,6 +544,10 @@ def check_method_options(name: str, options: dict[str, Any]) -> None:
 
 def build_request(draft: Draft) -> Request:
     """A Draft with model and method into a validated Request."""
+    options = draft.options
+    box = bool(options.get("gpu") and options.get("gpus"))
+    if draft.model is None and box and draft.method is not None:
+        draft = Draft({**draft.values, "model": LARGEST_MODEL})  # what can this box run?
     if draft.model is None:
         raise ParseError(_("missing MODEL: start with a size like 13B, a name like llama-3.1-8b, "
                            "or a Hugging Face repo id."), token="")

@@ -90,6 +90,10 @@ def construct_checked(cls: type[BaseModel], values: Mapping[str, Any]) -> Any:
 # 10 s), never less than 2 s (MLPerf Inference's Llama 2 70B server limit, set for prompts of a
 # few hundred tokens).
 READING_PACE = 15.0
+# MODEL for the largest catalog model a box (gpu= and gpus=) trains or serves with the method;
+# MODEL left out with a box means the same (engine/capacity.py answers it)
+LARGEST_MODEL = "largest"
+LARGEST_WORDS = ("largest", "biggest")
 TTFT_FLOOR_S = 2.0
 PREFILL_FLOOR = 800.0
 

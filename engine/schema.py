@@ -374,14 +374,19 @@ class CapacityRow(_Doc):
 
 
 class ModelFit(_Doc):
-    """The largest catalog model a training method runs on the box."""
+    """The largest catalog model a method runs on the box (serving: at the service level)."""
 
     method: str
     model: str | None
     display: str | None = None
     params: int | None = None
     verdict: str | None = None
-    tokens_per_s: float | None = None
+    tokens_per_s: float | None = Field(None, description="training: the whole box; serving: per "
+                                                         "user")
+    next_model: str | None = Field(None, description="the next larger catalog model, which does "
+                                                     "not run (or misses the service level)")
+    limit: str = Field("", description="why next_model does not: memory per GPU or the service "
+                                       "level, from its forward answer")
 
 
 class Recipe(_Doc):
@@ -405,6 +410,7 @@ class Capacity(_Doc):
     longest_context: int | None = None
     largest: list[ModelFit] = Field(default_factory=list, description="training: largest models")
     fastest: Recipe | None = Field(None, description="training: the fastest recipe that fits")
+    fastest_limit: str = Field("", description="training: what stops a faster recipe")
     recipes: list[Recipe] = Field(default_factory=list)
     text: str = ""
 

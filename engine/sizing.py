@@ -14,7 +14,7 @@ from engine.alternatives import alternatives, budget_search
 from engine.api_prices import compare
 from engine.architecture import ModelSpec
 from engine.bom import bill_of_materials
-from engine.capacity import at_capacity, capacity
+from engine.capacity import at_capacity, capacity, largest_fit
 from engine.explain import assumptions, warnings
 from engine.i18n import _
 from engine.launch import launch_for
@@ -27,9 +27,9 @@ from engine.plan import (
     usable,
 )
 from engine.prices import PriceBook, price_book
-from engine.request import Request
-from engine.resolve import HubLookup, resolve_model
-from engine.schema import Alternative, Answer, MarketInfo, ModelInfo, Plan
+from engine.request import LARGEST_MODEL, Request
+from engine.resolve import HubLookup, UnknownModel, resolve_model
+from engine.schema import Alternative, Answer, MarketInfo, ModelFit, ModelInfo, Plan
 from engine.traffic import with_traffic
 
 
@@ -46,9 +46,36 @@ def size(req: Request, *, hub: HubLookup | None = None, book: PriceBook | None =
          today: date | None = None, query: str = "", every_plan: bool = False) -> Answer:
     """The full answer for one request: ranked plans, the recommendation and why, what would
     fit instead when nothing does, the seeds' advice and a trial run, and the assumptions."""
+    if req.model == LARGEST_MODEL:
+        today = today or date.today()
+        book = book or price_book()
+        fit, spec = largest_model(req, today, book)
+        return answer_for(spec, req.model_copy(update={"model": spec.name}), query=query,
+                          today=today, book=book, every_plan=every_plan, largest=fit)
     spec, notes = resolve_model(req.model, hub=hub)
     return answer_for(spec, req, query=query, model_notes=notes, today=today, book=book,
                       every_plan=every_plan)
+
+
+def prepared(spec: ModelSpec, req: Request) -> Request:
+    """The request the forward answer asks for this model: a reasoning model's serving context,
+    the released format (what answer_for does before planning)."""
+    return with_native_format(spec, with_model_defaults(spec, req)[0])[0]
+
+
+def largest_model(req: Request, today: date, book: PriceBook) -> tuple[ModelFit, ModelSpec]:
+    """MODEL `largest`: the largest catalog model the method runs on the box gpu= gpus=; an
+    UnknownModel saying why when no box is given or nothing runs on it."""
+    if not (req.gpu and req.gpus):
+        raise UnknownModel(_("MODEL largest asks what a box runs: give the cards, e.g. largest "
+                             "lora gpu=4090 gpus=8."))
+    fit, spec = largest_fit(req, today, book, prepared)
+    if spec is None:
+        raise UnknownModel(_("{gpus} x {card} runs none of the catalog's models with {method}: "
+                             "{why}.").format(gpus=req.gpus, card=catalog.gpus()[req.gpu].display,
+                                              method=recommend.method_name(req.method),
+                                              why=fit.limit))
+    return fit, spec
 
 
 # A reasoning model's serving context when context= is not given: a prompt of this many tokens
@@ -149,10 +176,13 @@ def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, t
 
 def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                model_notes: tuple[str, ...] = (), today: date | None = None,
-               book: PriceBook | None = None, every_plan: bool = False) -> Answer:
-    """`size` for a model already resolved (validation and tests pass specs directly)."""
+               book: PriceBook | None = None, every_plan: bool = False,
+               largest: ModelFit | None = None) -> Answer:
+    """`size` for a model already resolved (validation and tests pass specs directly);
+    `largest`: the model is the largest the box runs (MODEL largest), and why no larger one."""
     today = today or date.today()
     book = book or price_book()
+    original = req
     req, defaults = with_model_defaults(spec, req)
     req, native = with_native_format(spec, req)
     native = defaults + native
@@ -190,7 +220,7 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
             top.access.can_buy or top.access.can_rent):
         # a card the market gets only through grey channels (or not at all): said first
         text = recommend.unobtainable_text(top, req) + " " + text
-    box = capacity(spec, asked, today, book)
+    box = capacity(spec, asked, today, book, prepared, original, largest)
     full = at_capacity(spec, asked, box, today, book)
     if full is not None and plans:  # a box you own: its worth against an API at what it carries
         full_req, full_plan = full

@@ -103,9 +103,13 @@ def capacity_lines(cap: Capacity | None) -> list[str]:
             rate=f.tokens_per_s or 0) if f.model else
             _("largest for {method}: none of the catalog's models").format(
                 method=method_title(f.method))))
+        if f.next_model and f.limit:
+            out.append("    " + _("the next larger: {why}").format(why=f.limit))
     for r in cap.recipes[:3]:
         out.append("  • " + _("{change}: {rate:,.0f} tokens/s ({verdict})").format(
             change=r.change, rate=r.tokens_per_s, verdict=_(VERDICTS.get(r.verdict, r.verdict))))
+    if cap.fastest_limit:
+        out.append("  " + cap.fastest_limit)
     return out
 
 

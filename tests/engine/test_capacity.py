@@ -11,12 +11,14 @@ import pytest
 import engine
 from engine import catalog
 from engine.capacity import CONTEXT_STEP, LARGEST_METHODS, MAX_USERS
+from engine.i18n import _
 from engine.parse import parse
 from engine.plan import ranked_plans
 from engine.prices import price_book
+from engine.request import LARGEST_MODEL
 from engine.resolve import resolve_model
 from engine.schema import Plan
-from engine.sizing import with_native_format
+from engine.sizing import prepared, with_native_format
 
 TODAY = date(2026, 12, 2)
 BOXES = ("qwen3-32b inference gpu=4090 gpus=8", "llama-3.1-8b inference gpu=4090 gpus=1",
@@ -92,13 +94,19 @@ def test_no_capacity_unless_the_box_is_given() -> None:
 
 
 def _train(spec_name: str, method: str, box: str) -> Plan | None:
+    """The forward answer for training this model on the box, asked as the sizing asks it (the
+    released format for LoRA's frozen base)."""
     spec = catalog.models()[spec_name]
-    req = parse(f"{spec_name} {method} {box}")
+    req = prepared(spec, parse(f"{spec_name} {method} {box}"))
     plans, _m, _e = ranked_plans(spec, req, today=TODAY, book=price_book())
     return plans[0] if plans else None
 
 
-@pytest.mark.parametrize("box", ["gpu=rtx-4090 gpus=2", "gpu=h100-sxm gpus=8"])
+TRAIN_BOXES = ("gpu=rtx-4090 gpus=2", "gpu=h100-sxm gpus=8", "gpu=a100-80gb gpus=4",
+               "gpu=rtx-3090 gpus=1", "gpu=h20 gpus=8")
+
+
+@pytest.mark.parametrize("box", TRAIN_BOXES)
 def test_largest_model_runs_and_the_next_larger_does_not(box: str) -> None:
     ans = engine.ask(f"llama-3.1-8b lora {box}", today=TODAY)
     cap = ans.capacity
@@ -112,6 +120,51 @@ def test_largest_model_runs_and_the_next_larger_does_not(box: str) -> None:
         for model in bigger:
             plan = _train(model.name, fit.method, box)
             assert plan is None or plan.verdict == "no", (fit.method, model.name)
+        if bigger:  # what stops the next larger is its own answer's memory
+            nearest = bigger[-1]
+            assert fit.next_model is not None
+            assert catalog.models()[fit.next_model].params == nearest.params
+            failed = _train(fit.next_model, fit.method, box)
+            if failed is not None:
+                assert f"{failed.memory.total / 2**30:.1f} GiB" in fit.limit
+
+
+@pytest.mark.parametrize("text", ["lora gpu=4090 gpus=8", "largest lora gpu=4090 gpus=8",
+                                  "biggest full-finetune gpu=a100-80gb gpus=4"])
+def test_largest_as_the_model_answers_for_that_model(text: str) -> None:
+    """MODEL largest (or MODEL left out with a box): the answer is about the largest model the
+    method runs there, and its plan is the forward answer for that model."""
+    assert parse(text).model == LARGEST_MODEL
+    ans = engine.ask(text, today=TODAY)
+    cap = ans.capacity
+    assert cap is not None
+    method = parse(text).method
+    fit = next(f for f in cap.largest if f.method == method)
+    assert ans.model.name == fit.model
+    assert ans.plans[0].verdict != "no"
+    assert cap.text.startswith(_("the largest catalog model")[:15])
+    assert fit.display in cap.text
+
+
+def test_largest_served_meets_the_service_level_and_the_next_larger_does_not() -> None:
+    text = "largest inference gpu=4090 gpus=2"
+    ans = engine.ask(text, today=TODAY)
+    cap = ans.capacity
+    assert cap is not None and len(cap.largest) == 1
+    fit = cap.largest[0]
+    assert fit.model == ans.model.name and meets(ans.plans[0])
+    bigger = [m for m in catalog.models().values() if m.params > (fit.params or 0)]
+    for model in bigger:
+        req = prepared(model, parse(f"{model.name} inference gpu=4090 gpus=2"))
+        plans, _m, _e = ranked_plans(model, req, today=TODAY, book=price_book())
+        assert not (plans and meets(plans[0])), model.name
+
+
+def test_largest_needs_a_box() -> None:
+    with pytest.raises(engine.UnknownModel):
+        engine.ask("largest lora gpu=4090", today=TODAY)
+    with pytest.raises(engine.ParseError):
+        parse("lora gpu=4090")  # no count, no box: MODEL is still missing
 
 
 def test_fastest_recipe_is_the_fastest_that_fits() -> None:
@@ -121,3 +174,29 @@ def test_fastest_recipe_is_the_fastest_that_fits() -> None:
     assert cap.fastest.tokens_per_s == max(r.tokens_per_s for r in cap.recipes
                                            if r.verdict == cap.fastest.verdict)
     assert cap.fastest.verdict in ("fits", "tight")
+
+
+@pytest.mark.parametrize("text", ["llama-3.1-8b full-finetune gpu=h100-sxm gpus=8",
+                                  "qwen3-32b lora gpu=4090 gpus=8",
+                                  "qwen2.5-7b full-finetune gpu=a100-80gb gpus=2"])
+def test_no_step_from_the_fastest_recipe_is_faster_and_as_safe(text: str) -> None:
+    """A doubled micro-batch or less recomputation than the fastest recipe either does not fit,
+    fits less safely (tight against fits), or is no faster; the answer says which stops it."""
+    ans = engine.ask(text, today=TODAY)
+    cap = ans.capacity
+    assert cap is not None and cap.fastest is not None and cap.fastest_limit
+    s = cap.fastest.settings
+    order = ("none", "selective", "full")
+    steps = [{"batch": (s.batch or 1) * 2}]
+    if order.index(s.checkpointing or "none") > 0:
+        steps.append({"checkpointing": order[order.index(s.checkpointing or "none") - 1]})
+    safety = {"fits": 0, "tight": 1, "no": 2}
+    for step in steps:
+        knobs = {"checkpointing": s.checkpointing, "batch": s.batch, "offload": s.offload,
+                 **step}
+        plan = forward(text, **knobs)
+        if plan is None or plan.verdict == "no":
+            assert "batch" not in step or f"batch={step['batch']}" in cap.fastest_limit
+            continue
+        if safety[plan.verdict] <= safety[cap.fastest.verdict]:
+            assert (plan.speed.train_tokens_per_s or 0) <= cap.fastest.tokens_per_s + 1e-6, step
