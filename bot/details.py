@@ -1,5 +1,7 @@
-"""Details on demand, posted in the thread: the memory breakdown, rent vs buy, the assumptions,
-the buying guides' advice, and charts (PNG uploads with what they show in words).
+"""Details on demand: the memory breakdown, rent vs buy, the assumptions, the buying guides'
+advice, the bill of materials and how to run it open in a modal for the presser (the thread
+keeps the decision and its changes); charts are PNG uploads into the thread, with what they
+show in words.
 
 Each is computed in a worker from the thread's stored inputs; a chart is cached in Redis for
 `chart_cache_s` keyed by its inputs, so repeated presses cost a Redis read, not a worker.
@@ -21,8 +23,9 @@ from bot.cards import Cards
 from bot.pricecommands import KIND_TEXT
 from bot.replies import Replies
 from bot.store import ConversationStore
+from bot.words import EXPIRED
 from engine.i18n import _, current
-from present import blockkit, slack
+from present import slack, views
 from present.actions import Detail
 
 CHART_CACHE = Counter("gpusize_chart_cache_total", "chart PNGs reused or drawn", ["outcome"])
@@ -36,31 +39,28 @@ class Details:
         self.cards = cards
         self.chart_cache_s = chart_cache_s
 
-    async def breakdown(self, *, team: str, channel: str, thread_ts: str,
-                        kind: Detail = Detail.BREAKDOWN) -> None:
-        """Post the full memory breakdown, or the rent-vs-buy comparison (Detail.COST)."""
+    async def show(self, *, team: str, channel: str, thread_ts: str, user: str,
+                   kind: Detail, view_id: str = "") -> None:
+        """A detail for the presser alone: in the modal the press opened (`view_id`), or
+        privately in the thread when no modal could be opened (an expired trigger)."""
         conv = await self.store.get(team, channel, thread_ts)
         if conv is None or conv.inputs.method is None:
+            await self.tell(channel, user, thread_ts, view_id, _(EXPIRED))
             return
-        job = workers.rent_vs_buy_sections if kind is Detail.COST else workers.breakdown_sections
-        sections = await workers.run(job, conv.inputs, await self.cards.book(team), current())
-        await self._post_sections(channel, thread_ts, sections)
-
-    async def notes(self, *, team: str, channel: str, thread_ts: str, kind: Detail) -> None:
-        """Post the assumptions, or the buying guides' advice, in the thread."""
-        conv = await self.store.get(team, channel, thread_ts)
-        if conv is None or conv.inputs.method is None:
-            return
-        sections = await workers.run(workers.notes_sections, conv.inputs, str(kind),
+        sections = await workers.run(workers.detail_sections, conv.inputs, str(kind),
                                      await self.cards.book(team), current())
-        await self._post_sections(channel, thread_ts, sections)
+        if view_id:
+            await self.replies.update_view(view_id, views.detail_view(kind, sections))
+        else:
+            await self.replies.private(channel, user, "\n".join(sections), thread_ts)
 
-    async def _post_sections(self, channel: str, thread_ts: str, sections: list[str]) -> None:
-        first = blockkit.visible(sections[0]).split("\n", 1)[0].replace("*", "")
-        await self.replies.in_thread(
-            channel, thread_ts, text=blockkit.fallback(first),
-            blocks=blockkit.blocks("notice.json.j2", n={"sections": sections, "context": "",
-                                                        "user": ""}))
+    async def tell(self, channel: str, user: str, thread_ts: str, view_id: str,
+                   text: str) -> None:
+        """Say something to the presser: in the modal their press opened, else privately."""
+        if view_id:
+            await self.replies.update_view(view_id, views.notice_view("gpusize", text))
+        else:
+            await self.replies.private(channel, user, text, thread_ts)
 
     async def chart(self, *, team: str, channel: str, thread_ts: str, kind: str,
                     card: str = "", user: str = "", quiet: bool = False) -> None:

@@ -1,8 +1,9 @@
 """A press under an answer card: checked against the thread's live answer, then dispatched.
 
 What-ifs ("Try QLoRA", "Fastest instead") are changes to the thread's request and go to the
-thread flow (bot/dialog.py); "Rent vs buy" and the menu ask for details (bot/details.py). A press
-on an answer the thread has moved on from is told so privately and changes nothing. The ids are
+thread flow (bot/dialog.py); "Rent vs buy" and the menu ask for details (bot/details.py), read in
+the modal the press opened. A press on an answer the thread has moved on from is told so
+privately (or in its modal) and changes nothing. The ids are
 `present.actions.Action`; the menu's payloads are `Detail` words.
 """
 
@@ -19,7 +20,7 @@ from engine.methods import METHODS
 from engine.parse import parse_fields
 from engine.request import Draft
 from present import slack
-from present.actions import Action, Detail
+from present.actions import MODAL_DETAILS, Action, Detail
 
 
 class Presses:
@@ -31,21 +32,25 @@ class Presses:
         self.details = details
 
     async def card_action(self, *, team: str, channel: str, thread_ts: str, message_ts: str,
-                          user: str, action_id: str, value: str) -> None:
-        """A what-if button, "Rent vs buy" or the menu under an answer."""
+                          user: str, action_id: str, value: str, view_id: str = "") -> None:
+        """A what-if button, "Rent vs buy" or the menu under an answer. `view_id`: the modal
+        the press opened at once (a detail is shown there; a refusal is said there)."""
         version, payload = slack.split_value(value)
         conv = await self.store.get(team, channel, thread_ts)
         if conv is None:
-            await self.replies.private(channel, user, _(EXPIRED), thread_ts)
+            await self.details.tell(channel, user, thread_ts, view_id, _(EXPIRED))
             return
         live_v, live_ts = conv.card_version, conv.record.answer_ts
         if ((version is not None and live_v is not None and version != live_v)
                 or (version is None and live_ts and message_ts and message_ts != live_ts)):
-            await self.replies.private(channel, user, _(STALE), thread_ts)
+            await self.details.tell(channel, user, thread_ts, view_id, _(STALE))
             return
         action = Action.of(action_id)
         where = {"team": team, "channel": channel, "thread_ts": thread_ts}
-        if action in (Action.WHATIF, Action.WHATIF_GOAL) or "=" in payload:
+        detail = modal_detail(action, payload)
+        if detail is not None:
+            await self.details.show(**where, user=user, kind=detail, view_id=view_id)
+        elif action in (Action.WHATIF, Action.WHATIF_GOAL) or "=" in payload:
             if version is None:  # from before values carried versions: whatif_<key>_...
                 key = "goal" if action is Action.WHATIF_GOAL else action_id.split("_")[1]
                 change = Draft({key: payload})
@@ -59,12 +64,6 @@ class Presses:
                     await self.replies.private(channel, user, unusable(err), thread_ts)
                     return
             await self.dialog.follow_up(**where, user=user, change=change)
-        elif payload in (Detail.COST, Detail.BREAKDOWN) or action in (Action.RENT_VS_BUY,
-                                                                      Action.SHOW_BREAKDOWN):
-            memory = payload == Detail.BREAKDOWN or action is Action.SHOW_BREAKDOWN
-            await self.details.breakdown(**where, kind=Detail.BREAKDOWN if memory else Detail.COST)
-        elif payload in (Detail.ASSUMPTIONS, Detail.ADVICE):
-            await self.details.notes(**where, kind=Detail(payload))
         elif payload == Detail.CHARTS or action is Action.SHOW_CHART:
             await self.details.chart(**where, kind="memory")
             top = (conv.record.result or {}).get("gpu")
@@ -72,3 +71,12 @@ class Presses:
                 await self.details.chart(**where, kind="prices", card=top, quiet=True)
         elif action is Action.SHOW_PRICE_CHART:
             await self.details.chart(**where, kind="prices", card=payload, user=user)
+
+
+def modal_detail(action: Action | None, payload: str) -> Detail | None:
+    """The detail a press opens in a modal (present.actions.MODAL_DETAILS), or None."""
+    if action is Action.SHOW_BREAKDOWN:  # posted by earlier versions
+        return Detail.BREAKDOWN
+    if action is Action.RENT_VS_BUY:
+        return Detail.COST
+    return next((d for d in MODAL_DETAILS if payload == d), None)

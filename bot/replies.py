@@ -108,6 +108,20 @@ class Replies:
                                _(THREAD_DOWN) if store_down else text or _(APOLOGY),
                                thread_ts or "")
 
+    async def open_view(self, trigger_id: str, view: dict[str, Any]) -> str:
+        """Open a modal with an interaction's trigger (valid for 3 s); its view id, to update it
+        once its content is worked out. Not memoized: a trigger cannot be used twice."""
+        resp = await self.client.views_open(trigger_id=trigger_id, view=view)
+        return str((resp.get("view") or {}).get("id") or "")
+
+    async def update_view(self, view_id: str, view: dict[str, Any]) -> None:
+        await jobs.once("view", lambda: _none(self.client.views_update(view_id=view_id,
+                                                                        view=view)))
+
+    async def publish_home(self, user: str, view: dict[str, Any]) -> None:
+        """The user's App Home tab (views.publish replaces it whole)."""
+        await jobs.once("home", lambda: _none(self.client.views_publish(user_id=user, view=view)))
+
     async def upload(self, channel: str, thread_ts: str, *, content: bytes, filename: str,
                      title: str, alt_text: str = "", comment: str = "") -> None:
         """A picture in the thread, with what it shows in words: alt text for screen readers and

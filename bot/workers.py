@@ -102,6 +102,13 @@ def notes_sections(draft: Draft, kind: str, book: PriceBook | None = None,
             else slack.advice_sections(ans)
 
 
+def detail_sections(draft: Draft, kind: str, book: PriceBook | None = None,
+                    lang: str = "en") -> list[str]:
+    """A detail opened from the card (present.actions.MODAL_DETAILS), as sections."""
+    with language(lang):
+        return slack.detail_sections(_answer(draft, book), kind)
+
+
 def memory_chart_png(draft: Draft, book: PriceBook | None = None, lang: str = "en") -> bytes:
     from present.charts import memory_chart  # matplotlib: only when a chart is asked for
 

@@ -30,6 +30,12 @@ class Action(StrEnum):
     SHOW_BREAKDOWN = "show_breakdown"
     SHOW_CHART = "show_chart"
     SHOW_PRICE_CHART = "show_price_chart"  # value: the card whose prices to draw
+    # the form (a modal): opened by an empty /gpusize, the shortcut, App Home and help
+    OPEN_FORM = "open_form"  # a button that opens the form (value: "" or a command's text)
+    RUN_IT = "run_it"  # an error's corrected command, run as typed (value: the command text)
+    ALL_OPTIONS = "all_options"  # help's button: every key the grammar reads, in a modal
+    SHOW_PRICES = "show_prices"  # help's button: the workspace's prices, privately
+    FORM_MODEL = "form_model"  # the form's model menu (an external select over the catalog)
 
     @classmethod
     def of(cls, action_id: str) -> Action | None:
@@ -56,15 +62,33 @@ class Action(StrEnum):
 # the ids an answer card's buttons and menu carry (one listener, bot/presses.py dispatches)
 CARD_ACTIONS = (Action.WHATIF, Action.WHATIF_GOAL, Action.RENT_VS_BUY, Action.MORE,
                 Action.SHOW_BREAKDOWN, Action.SHOW_CHART, Action.SHOW_PRICE_CHART)
+# buttons that start something new: help's, an error's and App Home's (not tied to a card)
+START_ACTIONS = (Action.OPEN_FORM, Action.RUN_IT, Action.ALL_OPTIONS, Action.SHOW_PRICES)
 # presses that draw a chart (limited per user before they are queued)
 CHART_ACTIONS = (Action.SHOW_CHART, Action.SHOW_PRICE_CHART)
 
 
 class Detail(StrEnum):
-    """What a menu option (or the "Rent vs buy" button) asks to see, posted in the thread."""
+    """What a menu option (or the "Rent vs buy" button) asks to see: charts are uploaded into
+    the thread, everything else opens in a modal for the presser alone (MODAL_DETAILS)."""
 
     COST = "cost"  # rent vs buy
     BREAKDOWN = "breakdown"  # the memory breakdown
     CHARTS = "charts"  # the memory chart, and the top card's price history where there is one
     ASSUMPTIONS = "assumptions"
     ADVICE = "advice"  # the buying guides' advice
+    BOM = "bom"  # the bill of materials: the whole server
+    LAUNCH = "launch"  # how to run it: the engines' commands
+
+
+# details read in a modal (views.open with the press's trigger): the thread keeps the decision
+MODAL_DETAILS = (Detail.COST, Detail.BREAKDOWN, Detail.ASSUMPTIONS, Detail.ADVICE, Detail.BOM,
+                 Detail.LAUNCH)
+
+
+class View(StrEnum):
+    """callback_ids of the bot's modals."""
+
+    FORM = "sizing_form"  # the sizing form: its submission posts a card
+    DETAIL = "detail"  # a detail (nothing to submit)
+    KEYS = "all_options"  # every key the grammar reads

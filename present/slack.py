@@ -69,7 +69,8 @@ def help_text(also: str = "") -> str:
 # -- the answer card ---------------------------------------------------------------------------
 
 CARD_ROWS = 5  # options in the table: with the header, a phone shows them without scrolling
-MORE_OPTIONS = 5  # Slack's most in an overflow menu
+MORE_OPTIONS = 5  # Slack's most in an overflow menu: a longer menu is a select ("More…")
+MENU_OPTIONS = 100  # Slack's most in a static select
 _DATE = re.compile(r", (\d{4}-\d{2}-\d{2})(?:, STALE \(\d+ days old\))?\)$")
 
 
@@ -407,10 +408,14 @@ def card_actions(ans: Answer, req: Request | None, ci: CardInput) -> tuple[list,
         more.insert(0, {"text": _("Memory breakdown"), "value": f"{v}|{Detail.BREAKDOWN}"})
         more.insert(1, {"text": _("Charts: memory and prices") if top.gpu in ci.priced
                         else _("Memory chart"), "value": f"{v}|{Detail.CHARTS}"})
+    if top is not None and top.bom is not None:
+        more.append({"text": _("Bill of materials"), "value": f"{v}|{Detail.BOM}"})
+    if top is not None and top.launch:
+        more.append({"text": _("How to run it"), "value": f"{v}|{Detail.LAUNCH}"})
     more.append({"text": _("Assumptions"), "value": f"{v}|{Detail.ASSUMPTIONS}"})
     if ans.advice or ans.trial or ans.warnings:
         more.append({"text": _("The guides' advice"), "value": f"{v}|{Detail.ADVICE}"})
-    return buttons[:3], more[:MORE_OPTIONS]
+    return buttons[:3], more[:MENU_OPTIONS]
 
 
 def _title(ans: Answer) -> str:
@@ -493,6 +498,9 @@ def answer_view(ans: Answer, ci: CardInput, *, req: Request | None = None,
         "buttons": buttons,
         "more": more,
         "more_action": Action.MORE,
+        # Slack's overflow holds five options; more than that is a select labelled "More…"
+        "more_kind": "overflow" if len(more) <= MORE_OPTIONS else "static_select",
+        "more_label": _("More…"),
     }
 
 
@@ -578,8 +586,13 @@ def rent_vs_buy_sections(ans: Answer, limit: int = 5) -> list[str]:
         lines.append(_("• {n} × {card}: {buy}; {rent} at {hours:g} h; {even}; {cheaper}").format(
             n=plan.gpus, card=plan.gpu_display, buy=buy, rent=rent, hours=c.hours_per_month,
             even=even, cheaper=cheaper))
-    lines.append(_("The guides' fixed rule (buy above 400 h/month) is shown beside each computed "
-                   "break-even in the answer; reply \"hours 500\" to change the use per month."))
+    claim = next((p.cost.seeds_claim_hours_per_month for p in ans.plans if p.cost), None)
+    if claim is not None:
+        # the buying guides' rule of thumb, said here in full: the card itself no longer shows it
+        lines.append(_("The buying guides' rule of thumb is to buy when the cards are busy more "
+                       "than {hours:g} h a month; the break-even above is computed from these "
+                       "prices instead. Reply \"hours 500\" to change the use per month."
+                       ).format(hours=claim))
     return blockkit.sections("\n".join(lines))
 
 
@@ -615,6 +628,14 @@ def launch_sections(ans: Answer) -> list[str]:
         if i == 0:
             lines += [f"• {note}" for note in launch.notes]
     return blockkit.sections("\n".join(lines))
+
+
+def detail_sections(ans: Answer, kind: Detail | str) -> list[str]:
+    """A detail opened from the card's buttons or menu (charts are pictures, not sections)."""
+    render = {Detail.COST: rent_vs_buy_sections, Detail.BREAKDOWN: breakdown_sections,
+              Detail.ASSUMPTIONS: assumptions_sections, Detail.ADVICE: advice_sections,
+              Detail.BOM: bom_sections, Detail.LAUNCH: launch_sections}[Detail(kind)]
+    return render(ans)
 
 
 def memory_chart_alt(ans: Answer, max_plans: int = 6) -> str:

@@ -204,6 +204,12 @@ def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
                 files = body.get("files")
                 files = json.loads(files) if isinstance(files, str) else files or []
                 reply |= {"files": [{"id": f["id"], "title": f.get("title")} for f in files]}
+            elif method in ("views.open", "views.update", "views.publish", "views.push"):
+                # the view as Slack keeps it: an id to update it by (views.update names it)
+                view = body.get("view")
+                view = json.loads(view) if isinstance(view, str) else dict(view or {})
+                view_id = body.get("view_id") or f"V{next(stub.ts):06d}"
+                reply |= {"view": {**view, "id": view_id}}
             elif method == "files.info":
                 reply |= {"file": {"id": body.get("file")}}
             elif method == "conversations.info":  # the bot is a member unless told otherwise

@@ -69,9 +69,10 @@ def value_of(body: dict[str, Any], action_id: str) -> str:
 
 
 def menu(body: dict[str, Any]) -> dict[str, str]:
-    """The overflow menu under an answer: label -> value."""
+    """The menu under an answer (an overflow, or a select when it is long): label -> value."""
     return {o["text"]["text"]: o["value"] for b in body["blocks"]
-            for el in b.get("elements", []) if el.get("type") == "overflow" for o in el["options"]}
+            for el in b.get("elements", []) if el.get("action_id") == "card_more"
+            for o in el["options"]}
 
 
 def test_incomplete_command_to_answer_to_follow_up(bot: Bot, slack: SlackStub,
@@ -132,7 +133,8 @@ def test_main_answer_is_one_phone_screen(bot: Bot, slack: SlackStub,
     assert context.startswith("<@U0ALICE> asked `/gpusize 13B full-finetune budget=150k`")
     assert "13B = generic Llama shape" in context and "defaults:" in context
     actions = blocks[-1]["elements"]
-    assert [e["type"] for e in actions].count("button") <= 3 and actions[-1]["type"] == "overflow"
+    assert [e["type"] for e in actions].count("button") <= 3
+    assert actions[-1]["action_id"] == "card_more"
     # the top card has a price history in this workspace, so its chart is offered
     assert set(menu(post)) >= {"Memory breakdown", "Charts: memory and prices", "Assumptions",
                                "The guides' advice"}
@@ -163,11 +165,13 @@ def test_older_answers_lose_their_buttons_and_stale_presses_are_told(
     bot.action(action_id="whatif_method_lora", value="1|method=lora", message_ts=root)
     eph = slack.wait_for("chat.postEphemeral")[0].body
     assert eph["user"] == "U0BOB" and "older answer" in texts(eph["blocks"])
-    # ... nor does the menu of the old card, nor a button from before versions were carried
+    # ... nor does the menu of the old card (its modal says so), nor a button from before
+    # versions were carried
     bot.action(action_id="card_more", value=None, selected="1|breakdown", element="overflow",
                message_ts=root)
+    assert "older answer" in texts(slack.wait_for("views.update")[0].body["view"]["blocks"])
     bot.action(action_id="whatif_method_lora", value="lora", message_ts=root)
-    slack.wait_for("chat.postEphemeral", 3)
+    slack.wait_for("chat.postEphemeral", 2)
     time.sleep(0.3)
     assert len(slack.of("chat.postMessage")) == posts
     state = redis_server.command("HGETALL", f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}")
@@ -177,7 +181,7 @@ def test_older_answers_lose_their_buttons_and_stale_presses_are_told(
     assert live.split("|")[0] == state["_card_v"] != "1"
     bot.action(action_id="show_rent_vs_buy", value=live, message_ts=state["_answer_ts"],
                thread_ts=root)
-    assert "Rent vs buy" in texts(slack.wait_for("chat.postMessage", posts + 1)[-1].body["blocks"])
+    assert "Rent vs buy" in texts(slack.wait_for("views.update", 2)[-1].body["view"]["blocks"])
 
 
 def test_a_press_that_changes_nothing_posts_nothing(bot: Bot, slack: SlackStub,
@@ -378,8 +382,8 @@ def test_concurrent_follow_ups_lose_no_update(bot: Bot, slack: SlackStub,
     assert cards - {conv["_answer_ts"]} <= retired
 
 
-def test_what_if_buttons_menu_and_breakdown(bot: Bot, slack: SlackStub,
-                                           redis_server: RedisServer) -> None:
+def test_what_if_buttons_menu_and_details_in_modals(bot: Bot, slack: SlackStub,
+                                                    redis_server: RedisServer) -> None:
     root = start(bot, slack, redis_server, "llama-3.1-8b full-finetune")
     first = slack.of("chat.postMessage")[0].body
     bot.action(action_id="whatif_method_qlora", value=value_of(first, "whatif_method_qlora"),
@@ -389,22 +393,30 @@ def test_what_if_buttons_menu_and_breakdown(bot: Bot, slack: SlackStub,
         "*QLoRA* → ")
     live = redis_server.command("HGETALL", f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}")["_answer_ts"]
     more = menu(second)
-    bot.action(action_id="card_more", value=None, selected=more["Memory breakdown"],
-               element="overflow", message_ts=live, thread_ts=root)
-    third = slack.wait_for("chat.postMessage", 3)[2].body
-    assert "Memory breakdown" in texts(third["blocks"]) and third["text"].startswith(
-        "Memory breakdown")
-    bot.action(action_id="card_more", value=None, selected=more["Assumptions"],
-               element="overflow", message_ts=live, thread_ts=root)
-    assert "Assumptions" in texts(slack.wait_for("chat.postMessage", 4)[3].body["blocks"])
-    bot.action(action_id="card_more", value=None, selected=more["The guides' advice"],
-               element="overflow", message_ts=live, thread_ts=root)
-    advice = texts(slack.wait_for("chat.postMessage", 5)[4].body["blocks"])
-    assert "buying guides" in advice and "seed 000" not in advice
+    posts = len(slack.of("chat.postMessage"))
+    # each detail opens a modal with the press's trigger at once, then the modal is filled in;
+    # nothing is posted in the thread
+    for n, (label, expected) in enumerate((("Memory breakdown", "Memory breakdown"),
+                                           ("Assumptions", "Assumptions"),
+                                           ("The guides' advice", "buying guides"),
+                                           ("Bill of materials", "Bill of materials"),
+                                           ("How to run it", "How to run it with")), start=1):
+        bot.action(action_id="card_more", value=None, selected=more[label], element="overflow",
+                   message_ts=live, thread_ts=root)
+        opened = slack.wait_for("views.open", n)[n - 1].body
+        assert opened["trigger_id"] == "1.2.3" and opened["view"]["type"] == "modal"
+        filled = slack.wait_for("views.update", n)[n - 1].body
+        assert filled["view_id"] and filled["view"]["title"]["text"] == label[:24]
+        shown = texts(filled["view"]["blocks"])
+        assert expected in shown and "seed 000" not in shown, (label, shown[:300])
     bot.action(action_id="show_rent_vs_buy", value=value_of(second, "show_rent_vs_buy"),
                message_ts=live, thread_ts=root)
-    sixth = slack.wait_for("chat.postMessage", 6)[5].body
-    assert "Rent vs buy" in texts(sixth["blocks"]) and "break-even" in texts(sixth["blocks"])
+    cost = slack.wait_for("views.update", 6)[5].body["view"]
+    assert "Rent vs buy" in texts(cost["blocks"]) and "break-even" in texts(cost["blocks"])
+    assert "rule of thumb is to buy when the cards are busy more than 400 h" in texts(
+        cost["blocks"])
+    time.sleep(0.3)
+    assert len(slack.of("chat.postMessage")) == posts
 
 
 def test_mention_in_a_channel_starts_a_thread(bot: Bot, slack: SlackStub) -> None:

@@ -16,8 +16,9 @@ COMMAND = re.compile(r"`/gpusize ([^`]+)`")
 QUOTED = re.compile(r"[\"“]([^\"”]+)[\"”]")
 HINTS = ("Or reply in this thread, e.g. \"lora\" or \"serve with 20 users\".",
          "Or reply in this thread, e.g. \"budget 300k\" or \"budget $20k\".",
-         "The guides' fixed rule (buy above 400 h/month) is shown beside each computed break-even in "
-         "the answer; reply \"hours 500\" to change the use per month.")
+         "The buying guides' rule of thumb is to buy when the cards are busy more than {hours:g} h "
+         "a month; the break-even above is computed from these prices instead. Reply "
+         "\"hours 500\" to change the use per month.")
 
 
 def _examples_line(help_text: str) -> str:

@@ -119,7 +119,10 @@ def test_main_answer_fits_one_phone_screen(query: str, lang: str) -> None:
     assert kinds.count("table") == 1 and kinds[-1] == "actions"
     actions = blocks[-1]["elements"]
     assert sum(e["type"] == "button" for e in actions) <= 3
-    assert [e["type"] for e in actions].count("overflow") == 1
+    # one menu: an overflow (five options at most), or a select when it holds more
+    menus = [e for e in actions if e["action_id"] == "card_more"]
+    assert len(menus) == 1 and menus[0]["type"] == (
+        "overflow" if len(menus[0]["options"]) <= 5 else "static_select")
 
 
 def test_card_shows_the_verdict_first() -> None:
@@ -145,12 +148,12 @@ def test_buttons_carry_their_version_and_charts_only_with_data() -> None:
     _ans, blocks, _ci = card("13B full-finetune")
     actions = blocks[-1]["elements"]
     values = [e["value"] for e in actions if e["type"] == "button"]
-    values += [o["value"] for e in actions if e["type"] == "overflow" for o in e["options"]]
+    values += [o["value"] for e in actions if e["type"] != "button" for o in e["options"]]
     assert values and all(slack.split_value(v)[0] == 7 for v in values)
-    labels = [o["text"]["text"] for e in actions if e["type"] == "overflow" for o in e["options"]]
+    labels = [o["text"]["text"] for e in actions if e["type"] != "button" for o in e["options"]]
     assert "Memory chart" in labels and not any("prices" in label for label in labels)
     _ans, blocks, _ci = card("13B full-finetune", priced=frozenset({"rtx-3090", "a800"}))
-    labels = [o["text"]["text"] for e in blocks[-1]["elements"] if e["type"] == "overflow"
+    labels = [o["text"]["text"] for e in blocks[-1]["elements"] if e["type"] != "button"
               for o in e["options"]]
     assert "Charts: memory and prices" in labels
     assert slack.split_value("qlora") == (None, "qlora")  # buttons from before versions

@@ -2,10 +2,13 @@
 
 Each press is recorded as a job (bot.jobs) before the ack, with the press as its dedupe key:
 Slack never retries interactive payloads, but people double-click. Chart presses are limited per
-user (bot.limits): over the limit, the presser is told privately and nothing is queued."""
+user (bot.limits): over the limit, the presser is told privately and nothing is queued. A press
+that opens a detail opens its modal before the ack, while the trigger is fresh (3 s), and the job
+fills it in (views.update)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -13,19 +16,20 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from bot import keys, limits
+from bot import keys, limits, presses
 from bot.jobs import Handler, Job, Submitted
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts
 from bot.words import TOO_MANY_CHARTS, failure_text
 from engine.i18n import _, set_language
-from present import slack
+from present import slack, views
 from present.actions import CHART_ACTIONS, Action, Detail
 
 log = logging.getLogger(__name__)
 Listener = Callable[..., Awaitable[None]]
 Work = Callable[[dict[str, Any]], Awaitable[None]]
 PRESS_TTL_S = 600
+MODAL_OPEN_S = 2.0  # views.open before the ack: Slack's 3 s hold the ack and the trigger both
 
 
 def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
@@ -37,19 +41,43 @@ def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
     return team, body["channel"]["id"], thread_ts, message_ts, body["user"]["id"]
 
 
-def _press(body: dict[str, Any]) -> dict[str, Any]:
-    """What a job needs of an action payload (the message's blocks are left out)."""
+def _press(body: dict[str, Any], view_id: str = "") -> dict[str, Any]:
+    """What a job needs of an action payload (the message's blocks are left out); `view_id`:
+    the modal the press opened."""
     message = body.get("message") or {}
     return {"team": body.get("team"), "user": body.get("user"), "channel": body.get("channel"),
             "container": body.get("container") or {},
             "message": {k: message[k] for k in ("ts", "thread_ts") if k in message},
-            "actions": body.get("actions") or []}
+            "actions": body.get("actions") or [], "view_id": view_id}
+
+
+def _value(action: dict[str, Any]) -> str:
+    return action.get("value") or (action.get("selected_option") or {}).get("value", "") or ""
+
+
+def opens_a_modal(action: dict[str, Any]) -> Detail | None:
+    """The detail a press reads in a modal, if any."""
+    return presses.modal_detail(Action.of(action.get("action_id") or ""),
+                                slack.split_value(_value(action))[1])
+
+
+async def open_loading(parts: Parts, body: dict[str, Any], kind: Detail) -> str:
+    """Open the detail's modal now, while the press's trigger is fresh (3 s), saying it is being
+    worked out; the job fills it in. "" when Slack refused (the job then answers privately)."""
+    trigger = body.get("trigger_id") or ""
+    if not trigger:
+        return ""
+    try:
+        return await asyncio.wait_for(parts.replies.open_view(trigger, views.loading_view(kind)),
+                                      MODAL_OPEN_S)
+    except Exception as err:  # an expired trigger, a slow Slack: the detail comes privately
+        log.warning("views.open failed: %s", type(err).__name__)
+        return ""
 
 
 def draws_a_chart(action: dict[str, Any]) -> bool:
-    value = action.get("value") or (action.get("selected_option") or {}).get("value", "")
     return Action.of(action.get("action_id") or "") in CHART_ACTIONS or \
-        slack.split_value(value or "")[1] == Detail.CHARTS
+        slack.split_value(_value(action))[1] == Detail.CHARTS
 
 
 def guarded(parts: Parts, kind: str) -> Listener:
@@ -76,8 +104,12 @@ def guarded(parts: Parts, kind: str) -> Listener:
                                                   count=parts.chart_limit.count,
                                                   seconds=verdict.retry_after_s))
                 return
-        job = Job(kind=kind, payload=_press(body), owner=f"{team}:{user}")
         dedupe = [(keys.action_seen(team, user, action.get("action_ts", "")), PRESS_TTL_S)]
+        detail = opens_a_modal(action)
+        view_id = ""
+        if detail is not None:
+            view_id = await open_loading(parts, body, detail)
+        job = Job(kind=kind, payload=_press(body, view_id), owner=f"{team}:{user}")
         outcome = await parts.jobs.submit(job, dedupe=dedupe)
         await ack()
         if outcome is Submitted.UNRECORDED:  # Redis down: answer here, best effort
@@ -131,5 +163,6 @@ def card_action(parts: Parts) -> Work:
         value = action.get("value") or (action.get("selected_option") or {}).get("value", "")
         await parts.presses.card_action(team=team, channel=channel, thread_ts=thread_ts,
                                         message_ts=message_ts, user=user,
-                                        action_id=action.get("action_id", ""), value=value)
+                                        action_id=action.get("action_id", ""), value=value,
+                                        view_id=body.get("view_id") or "")
     return work
