@@ -24,7 +24,7 @@ from typing import NamedTuple
 from engine import cost, memory, speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
-from engine.i18n import N_, _, money
+from engine.i18n import N_, _, counted, money
 from engine.prices import PriceBook
 from engine.quant import weight_bytes
 from engine.recommend import DEFAULT_EPOCH_TOKENS, tokens_text
@@ -202,8 +202,8 @@ def _cpu(req: Request, gpu: GpuSpec, lay: Layout) -> BomLine:
         cores=CORES_PER_GPU[kind], kind=_("serving") if req.is_serving else _("training"),
         a100=DGX_A100, h100=DGX_H100)
     return _line("cpu", per, per * lay.servers, _("cores"),
-                 _("{per} cores per server ({count} GPUs x {cores})").format(
-                     per=per, count=lay.per, cores=CORES_PER_GPU[kind]), rule)
+                 _("{per} cores per server ({count} x {cores})").format(
+                     per=per, count=counted(lay.per, "GPU"), cores=CORES_PER_GPU[kind]), rule)
 
 
 def _ram(plan: Plan, gpu: GpuSpec, lay: Layout) -> BomLine:
@@ -334,8 +334,8 @@ def _rack(gpu: GpuSpec, lay: Layout, server_kw: float) -> list[BomLine]:
                   "(NVIDIA plans up to {pod:g} kW a rack)").format(
             dense=DENSE_RACK_KW, pod=SUPERPOD_RACK_KW)
         racks = lay.servers
-    text = _("{units}U per server; {where}: {racks} rack(s)").format(
-        units=units, where=where, racks=racks)
+    text = _("{units}U per server; {where}: {racks}").format(
+        units=units, where=where, racks=counted(racks, "rack"))
     rule = _("rack power: ordinary rooms about {room:g} kW a rack ({uptime}); dense rows "
              "{dense:g} kW; NVIDIA's rack plans ({pod})").format(
         room=ROOM_RACK_KW, uptime=UPTIME_SURVEY, dense=DENSE_RACK_KW, pod=DGX_SUPERPOD)

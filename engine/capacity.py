@@ -25,7 +25,7 @@ from datetime import date
 from engine import catalog, speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
-from engine.i18n import N_, _, plural
+from engine.i18n import N_, _, counted
 from engine.plan import ranked_plans
 from engine.prices import PriceBook
 from engine.recommend import method_name
@@ -139,22 +139,22 @@ def limit_of(spec: ModelSpec, gpu: GpuSpec, req: Request, failed: Plan | None,
     if users >= MAX_USERS:
         return "cap", _(LIMITS["cap"])
     if failed is None or failed.verdict == "no":
-        return "kv-memory", _("{users} users x {context} tokens of KV cache no longer fit the "
-                              "cards").format(users=users + 1, context=context)
+        return "kv-memory", _("{users} x {context} tokens of KV cache no longer fit the "
+                              "cards").format(users=users_text(users + 1), context=context)
     sv, s = failed.service, failed.settings
     if sv is not None and sv.users_held is not None and sv.users_held <= users:
-        return "kv-memory", _("the KV cache holds {held} users at {context} tokens with room to "
-                              "spare, not {users}").format(held=sv.users_held, context=context,
-                                                           users=users + 1)
+        return "kv-memory", _("the KV cache holds {held} at {context} tokens with room to "
+                              "spare, not {users}").format(
+            held=counted(sv.users_held, "user"), context=context, users=users + 1)
     per_user = sv.decode_per_user if sv else None
     if per_user is not None and sv is not None and sv.decode_floor and per_user < sv.decode_floor:
         _step, parts = speed.decode_step_s(
             spec, gpu, quant=s.quant, context=context, users=-(-(users + 1) // s.replicas),
             kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, engine=s.engine or "vllm")
         kind = "compute" if parts["compute"] > parts["read"] else "bandwidth"
-        return kind, _("{users} users get {per:.1f} tokens/s each, under the {floor:g} asked "
+        return kind, _("{users} get {per:.1f} tokens/s each, under the {floor:g} asked "
                        "({what}-bound: a decode step reads {gb:.1f} GB)").format(
-            users=users + 1, per=per_user, floor=sv.decode_floor,
+            users=users_text(users + 1), per=per_user, floor=sv.decode_floor,
             what=_(LIMITS[kind]), gb=parts["bytes"] / 1e9)
     return "prefill", _("the first token takes {ttft:.1f} s, over the {ceiling:g} s allowed").format(
         ttft=sv.ttft_s or 0.0 if sv else 0.0, ceiling=sv.ttft_ceiling_s or 0.0 if sv else 0.0)
@@ -196,18 +196,18 @@ def _capacity_text(spec: ModelSpec, gpu: GpuSpec, req: Request, rows: list[Capac
             box=box, model=spec.display, floor=req.decode_floor,
             why=rows[0].limit_text if rows else "")
     first = next((r for r in best if r.context >= 4096), best[0])
-    text = _("{box} serves {model} to {users:,} users at once with {context} tokens each, at "
+    text = _("{box} serves {model} to {users} at once with {context} tokens each, at "
              "least {floor:g} tokens/s per user; then {limit} stops it").format(
-        box=box, model=spec.display, users=first.users, context=_k(first.context),
+        box=box, model=spec.display, users=users_text(first.users), context=_k(first.context),
         floor=req.decode_floor, limit=_(LIMITS[first.limit]))
     if given is not None:
-        text += _("; {users} users can each have up to {context} tokens").format(
-            users=given, context=_k(longest or 0))
+        text += _("; {users} can each have up to {context} tokens").format(
+            users=users_text(given), context=_k(longest or 0))
     return text
 
 
 def users_text(users: int) -> str:
-    return plural(users, N_("{n:,} user"), N_("{n:,} users"))
+    return counted(users, "user")
 
 
 def _k(tokens: int) -> str:

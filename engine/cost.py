@@ -38,7 +38,7 @@ from datetime import date
 from typing import NamedTuple
 
 from engine.catalog import GpuSpec
-from engine.i18n import N_, _
+from engine.i18n import N_, _, counted
 from engine.market import CHINA_REGIONS, Access, market_word
 from engine.prices import Price, PriceBook
 from engine.request import Request
@@ -306,8 +306,8 @@ def _rent_note(offer: RentOffer, gpu: GpuSpec, gpus: int, inputs: CostInputs) ->
                                    term=_("; at least {hours:g} h billed").format(
                                        hours=offer.min_hours) if offer.min_hours else "")
     else:
-        text = _("rent: {servers} dedicated server(s) by the month, whatever the use").format(
-            servers=offer.servers)
+        text = _("rent: {servers} by the month, dedicated, whatever the use").format(
+            servers=counted(offer.servers, "server"))
         if offer.where:
             text += _(" ({where})").format(where=offer.where)
     if offer.span is not None:
@@ -346,8 +346,8 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
                        "{card}").format(market=market_word(inputs.market), card=gpu.display))
     if offer is None:
         notes.append(_("rent: no rental price from the {market} market in the catalog for "
-                       "{card} at {gpus} GPUs").format(market=market_word(inputs.market),
-                                                       card=gpu.display, gpus=gpus))
+                       "{card} at {gpus}").format(market=market_word(inputs.market),
+                                                   card=gpu.display, gpus=counted(gpus, "GPU")))
     else:
         notes.append(_rent_note(offer, gpu, gpus, inputs))
     rent_monthly = offer.monthly(gpus, inputs.hours_per_month) if offer else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from engine import memory
 from engine.architecture import ModelSpec
 from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
-from engine.i18n import _
+from engine.i18n import _, counted
 from engine.market import market_word
 from engine.prices import BUY_STALE_DAYS, STALE_DAYS, PriceBook, price_book
 from engine.quant import weight_bytes
@@ -120,13 +120,13 @@ def _inference_lines(spec: ModelSpec, req: Request) -> list[str]:
         _("weights in {quant}: {gb:.2f} GB, {bits:.2f} bits/weight ({note}) (set quant=)").format(
             quant=req.weight_quant, gb=size.total_bytes / 1e9, bits=size.bits_per_weight,
             note=size.note),
-        _("KV cache for {users} concurrent sequence(s) x {context} tokens in {kv} (set users=, "
+        _("KV cache for {users} at once x {context} tokens in {kv} (set users=, "
           "context=, kv=fp8); sized at the context you serve, not the model's maximum "
-          "({max_context})").format(users=req.users, context=req.context, kv=req.kv,
+          "({max_context})").format(users=counted(req.users, "sequence"), context=req.context, kv=req.kv,
                                     max_context=spec.max_context) if not spec.template else
-        _("KV cache for {users} concurrent sequence(s) x {context} tokens in {kv} (set users=, "
+        _("KV cache for {users} at once x {context} tokens in {kv} (set users=, "
           "context=, kv=fp8); a size names no model, so no maximum context is assumed").format(
-            users=req.users, context=req.context, kv=req.kv),
+            users=counted(req.users, "sequence"), context=req.context, kv=req.kv),
         _("multi-GPU: tensor parallel inside a server (vLLM, over NVLink or PCIe at its "
           "all-reduce cost), layer split across servers or in llama.cpp, replicas for "
           "concurrency; one server preferred over several"),

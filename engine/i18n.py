@@ -118,6 +118,23 @@ def plural(count: float, one: str, other: str) -> str:
     return _(one if count == 1 else other).format(n=count)
 
 
+# Nouns the answers count: "{n} noun" and "{n} nouns", each a msgid (Chinese: one measure word).
+COUNTED = {
+    "user": (N_("{n:,} user"), N_("{n:,} users")),
+    "GPU": (N_("{n:,} GPU"), N_("{n:,} GPUs")),
+    "sequence": (N_("{n:,} sequence"), N_("{n:,} sequences")),
+    "server": (N_("{n:,} server"), N_("{n:,} servers")),
+    "price": (N_("{n:,} price"), N_("{n:,} prices")),
+    "rack": (N_("{n:,} rack"), N_("{n:,} racks")),
+}
+
+
+def counted(count: int, noun: str) -> str:
+    """"1 user", "2 users", "1 GPU": a count with its noun (a key of COUNTED), inflected."""
+    one, other = COUNTED[noun]
+    return plural(count, one, other)
+
+
 def money(amount: float | None, currency: str, lang: str | None = None) -> str:
     """150k CNY / 1.20M CNY in English; ¥15万 / ¥1.2亿 / $2万 in Chinese."""
     if amount is None:

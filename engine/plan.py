@@ -24,7 +24,7 @@ from engine.architecture import EXPERT_ROLES, ModelSpec, Release
 from engine.catalog import GpuSpec
 from engine.cost import price_plan
 from engine.formats import WeightPath, weight_path
-from engine.i18n import N_, _
+from engine.i18n import N_, _, counted
 from engine.market import STATUS_TEXT, access, market_word
 from engine.market import Access as MarketAccess
 from engine.prices import PriceBook
@@ -292,7 +292,7 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         chunk = (_("up to {tokens} prompt tokens per pass").format(
             tokens=memory.PREFILL_CHUNK[engine]) if engine in memory.PREFILL_CHUNK
             else _("the whole prompt in one pass"))
-        spread = (_(" / {n} GPU(s)").format(n=s.tp * s.pp) if s.dp_attn == 1 else
+        spread = (_(" / {gpus}").format(gpus=counted(s.tp * s.pp, "GPU")) if s.dp_attn == 1 else
                   _("; experts / {n} GPUs, the rest / {tp} (copied in each of {dp} attention "
                     "groups)").format(n=s.replica_gpus, tp=s.tp * s.pp, dp=s.dp_attn))
         return (
@@ -301,10 +301,10 @@ def _inference(spec: ModelSpec, req: Request, s: Strategy) -> Components:
                 note=note)
              + (_(", token embeddings on the host as llama.cpp does") if gguf else "")
              + spread),
-            ("kv_cache", _("{users} sequence(s) x {context} tokens, {kv} KV ({layout}{window}) "
+            ("kv_cache", _("{users} x {context} tokens, {kv} KV ({layout}{window}) "
                            "/ TP {tp} / layer split {pp}").format(
-                users=users, context=req.context, kv=req.kv, layout=layout, window=window,
-                tp=s.tp, pp=s.pp)
+                users=counted(users, "sequence"), context=req.context, kv=req.kv,
+                layout=layout, window=window, tp=s.tp, pp=s.pp)
              + (_("; each of {replicas} replicas serves {users} of the {total} users").format(
                  replicas=s.replicas, users=users_per_replica(req, s), total=req.users)
                 if s.replicas > 1 else "")
@@ -529,9 +529,9 @@ def service_of(req: Request, sp: Speed, held: int | None = None) -> Service:
                             "{ceiling:g} s asked").format(ttft=ttft, context=prompt,
                                                           ceiling=req.ttft_ceiling))
         if held is not None and held < req.users:
-            misses.append(_("the KV cache holds {held} users at {context} tokens with {spare:.0%} "
+            misses.append(_("the KV cache holds {held} at {context} tokens with {spare:.0%} "
                             "to spare, under the {users} asked").format(
-                held=held, context=req.context, spare=KV_SPARE - 1, users=req.users))
+                held=counted(held, "user"), context=req.context, spare=KV_SPARE - 1, users=req.users))
         return Service.build(meets=not misses, decode_floor=req.decode_floor,
                              decode_per_user=round(per, 1), ttft_ceiling_s=round(req.ttft_ceiling, 2),
                              ttft_s=round(ttft, 2) if math.isfinite(ttft) else None,

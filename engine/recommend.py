@@ -28,7 +28,7 @@ import math
 from engine import catalog, i18n, memory, runs
 from engine.architecture import ModelSpec
 from engine.cost import ASSUMED_EPOCH_TOKENS, break_even_phrase
-from engine.i18n import _
+from engine.i18n import _, counted
 from engine.market import ACCESS_WORDS, WHERE_WORDS, market_word
 from engine.methods import method
 from engine.request import Request
@@ -181,11 +181,11 @@ def speed_clause(plan: Plan, req: Request) -> str | None:
         ttft = (_(", {ttft:.1f} s to the first token at {context} tokens").format(
             ttft=sv.ttft_s, context=sv.prompt or req.context)
             if sv and sv.ttft_s is not None else "")
-        held = (_("; its KV cache holds {held:,} users at {context:,} tokens").format(
-            held=sv.users_held, context=sv.context or req.context)
+        held = (_("; its KV cache holds {held} at {context:,} tokens").format(
+            held=counted(sv.users_held, "user"), context=sv.context or req.context)
             if sv and sv.users_held is not None else "")
-        return _("about {per:,.0f} tokens/s per user for {users} users{ttft}").format(
-            per=sp.decode_tokens_per_s, users=req.users, ttft=ttft) + held
+        return _("about {per:,.0f} tokens/s per user for {users}{ttft}").format(
+            per=sp.decode_tokens_per_s, users=counted(req.users, "user"), ttft=ttft) + held
     if sp.train_hours is not None and req.tokens:
         return _("the {tokens} tokens take {days:,.1f} days ({hours:,.0f} h)").format(
             tokens=tokens_text(req.tokens), days=sp.train_hours / 24, hours=sp.train_hours)

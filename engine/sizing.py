@@ -16,7 +16,7 @@ from engine.architecture import ModelSpec
 from engine.bom import bill_of_materials
 from engine.capacity import at_capacity, capacity, largest_fit
 from engine.explain import assumptions, warnings
-from engine.i18n import _
+from engine.i18n import _, counted
 from engine.launch import launch_for
 from engine.parse import parse
 from engine.plan import (
@@ -227,8 +227,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
         full_req = request_of(full_req, full_plan)
         api = compare(full_plan, spec, full_req, book, today)
         if api is not None:
-            api.notes.insert(0, _("compared at the box's capacity: {users} users with {context} "
-                                  "tokens each").format(users=full_req.users,
+            api.notes.insert(0, _("compared at the box's capacity: {users} with {context} "
+                                  "tokens each").format(users=counted(full_req.users, "user"),
                                                         context=full_req.context))
             gpu = catalog.gpus()[full_plan.gpu]
             plans[0] = plans[0].model_copy(update={

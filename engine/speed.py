@@ -20,7 +20,7 @@ from engine import memory
 from engine.architecture import EXPERT_ROLES, ModelSpec, tensors
 from engine.catalog import GpuSpec
 from engine.formats import compute_tflops, weight_path
-from engine.i18n import _
+from engine.i18n import _, counted
 from engine.methods import MethodSpec
 from engine.quant import get_quant, weight_bytes
 
@@ -362,9 +362,9 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
                             kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn)
     per_seq = 1 / step
     prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng)
-    detail = _("decode: {gb:.2f} GB read per step over {n} GPU(s) at {eff:.0%} of {bw:.0f} GB/s"
+    detail = _("decode: {gb:.2f} GB read per step over {gpus} at {eff:.0%} of {bw:.0f} GB/s"
                " + {layers} layers x {us:.0f} us ({engine})").format(
-        gb=p["bytes"] / 1e9, n=tp * pp, eff=p["efficiency"], bw=gpu.bandwidth_gbps,
+        gb=p["bytes"] / 1e9, gpus=counted(tp * pp, "GPU"), eff=p["efficiency"], bw=gpu.bandwidth_gbps,
         layers=spec.layers, us=LAYER_OVERHEAD_S[eng] * 1e6,
         engine=_stack_names(gpu.serving_stack) if gpu.vendor == "huawei" else eng)
     if p["moe"]:
@@ -536,8 +536,8 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
             s=offload_s, link=HOST_LINK_GBPS, adam=CPU_ADAM_GBPS,
             times=step_s / (step_s - offload_s))
     if kept < 0.995:
-        detail += _("; {lost:.0%} of time lost to restarts at {gpus} GPUs").format(
-            lost=1 - kept, gpus=gpus)
+        detail += _("; {lost:.0%} of time lost to restarts at {gpus}").format(
+            lost=1 - kept, gpus=counted(gpus, "GPU"))
     return TrainSpeed(tokens_per_s=tps, gpu_hours=hours, mfu=mfu, detail=detail)
 
 

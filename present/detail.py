@@ -6,7 +6,7 @@ in code blocks)."""
 from __future__ import annotations
 
 from engine.api_prices import MATCH_TEXT, unit_price
-from engine.i18n import N_, _, money
+from engine.i18n import N_, _, counted, money
 from engine.schema import Answer, Capacity, Launch, Plan
 from present.labels import method_title
 
@@ -24,8 +24,9 @@ def bom_lines(plan: Plan) -> list[str]:
     b = plan.bom
     if b is None:
         return []
-    out = [_("Bill of materials — {n} × {card}, {servers} server(s) of {per}").format(
-        n=plan.gpus, card=plan.gpu_display, servers=b.servers, per=b.gpus_per_server)]
+    out = [_("Bill of materials — {n} × {card}, {servers} of {per}").format(
+        n=plan.gpus, card=plan.gpu_display, servers=counted(b.servers, "server"),
+        per=counted(b.gpus_per_server, "GPU"))]
     for line in b.lines:
         share = (_(" [{share:.0%} of the price, {amount}]").format(
             share=line.share, amount=money(line.amount, b.currency or ""))
@@ -89,12 +90,12 @@ def capacity_lines(cap: Capacity | None) -> list[str]:
         for r in cap.rows:
             speed = (_(", {per:.0f} tokens/s each").format(per=r.decode_per_user)
                      if r.decode_per_user else "")
-            out.append("  • " + _("{context:>7,} tokens: {users:,} users{speed}; one more: "
-                                  "{why}").format(context=r.context, users=r.users, speed=speed,
-                                                  why=r.limit_text))
+            out.append("  • " + _("{context:>7,} tokens: {users}{speed}; one more: "
+                                  "{why}").format(context=r.context, users=counted(r.users, "user"),
+                                                  speed=speed, why=r.limit_text))
     if cap.users is not None:
-        out.append("  " + _("{users} users: up to {context:,} tokens each").format(
-            users=cap.users, context=cap.longest_context or 0))
+        out.append("  " + _("{users}: up to {context:,} tokens each").format(
+            users=counted(cap.users, "user"), context=cap.longest_context or 0))
     for f in cap.largest:
         out.append("  • " + (_("largest for {method}: {model} ({params:.1f}B, {verdict}, "
                                "{rate:,.0f} tokens/s)").format(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from engine import catalog, memory
 from engine.cost import break_even_phrase
-from engine.i18n import N_, _, money
+from engine.i18n import N_, _, counted, money
 from engine.market import ACCESS_WORDS
 from engine.methods import method
 from engine.schema import Cost, Plan
@@ -61,8 +61,8 @@ def cost_summary(c: Cost) -> list[str]:
         lines.append(_("this job: {hours:,.1f} h, {rent} rented, {share} of owning cost").format(
             hours=c.job.hours, rent=m(c.job.rent), share=m(c.job.buy_share)))
     if c.stale:
-        lines.append(_("{count} price(s) older than 90 days: get fresh quotes").format(
-            count=len(c.stale)))
+        lines.append(_("{count} older than 90 days: get fresh quotes").format(
+            count=counted(len(c.stale), "price")))
     return lines
 
 

@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any, NamedTuple
 
 from engine.cost import break_even_phrase
-from engine.i18n import N_, _, money
+from engine.i18n import N_, _, counted, money
 from engine.methods import METHODS
 from engine.parse import KEYS
 from engine.plan import usable
@@ -244,8 +244,8 @@ def _speed_field(plan: Plan, req: Request | None) -> str:
         return _("does not run")
     if sp.decode_tokens_per_s:
         users = req.users if req else 1
-        line = _("≈ {rate:,.0f} tokens/s per user, {users} users").format(
-            rate=sp.decode_tokens_per_s, users=users)
+        line = _("≈ {rate:,.0f} tokens/s per user, {users}").format(
+            rate=sp.decode_tokens_per_s, users=counted(users, "user"))
         if sv and sv.ttft_s is not None:
             line += "\n" + _("first token in {ttft:.1f} s").format(ttft=sv.ttft_s)
     elif sp.train_hours is not None:
@@ -309,7 +309,7 @@ def defaults_used(req: Request, given: Mapping[str, Any]) -> list[str]:
         if "context" not in given:
             out.append(_("context {count:,}").format(count=req.context))
         if "users" not in given:
-            out.append(_("{count} user(s)").format(count=req.users))
+            out.append(counted(req.users, "user"))
         if "min_speed" not in given:
             out.append(_("≥ {rate:g} tokens/s per user").format(rate=req.decode_floor))
     if "hours" not in given:
