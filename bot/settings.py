@@ -1,10 +1,17 @@
-"""Settings from the environment (pydantic-settings). A missing or malformed one stops start-up
-with one line naming it; tokens never appear in that line."""
+"""The bot's settings from the environment (pydantic-settings). A missing or malformed one stops
+start-up with one line naming it; tokens never appear in that line.
+
+The variables the engine reads (the Hub look-up's HUB_*, the cache directory, HF_ENDPOINT) are
+declared once, in engine/config.py; `load_settings` checks those too. Nothing else reads the
+environment (tests/test_environment.py). A new setting: a field here with its default, range and
+description, a row in docs/SLACK.md's settings table and a line in deploy/.env.example."""
 
 from __future__ import annotations
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from engine import config
 
 SLACK_API = "https://slack.com/api/"
 
@@ -78,11 +85,26 @@ class Settings(BaseSettings):
     keep_alive_s: float = Field(5, gt=0, le=300, description="idle keep-alive connections close")
     metrics_port: int = Field(9100, ge=1, le=65535, description="/metrics, off the public port")
     metrics_host: str = Field("127.0.0.1", description="where /metrics listens (0.0.0.0 in a pod)")
-    hub_timeout_s: float = Field(5, gt=0, le=60, description="one Hub look-up, all in")
-    hub_miss_ttl_s: float = Field(3600, ge=0, le=604800,
-                                  description="how long a Hub miss is remembered")
-    hub_cache_max_entries: int = Field(2000, ge=1, description="Hub cache: entries kept")
-    hub_cache_max_bytes: int = Field(16 << 20, ge=4096, description="Hub cache: bytes kept")
+
+
+class WorkerSettings(BaseSettings):
+    """The answer workers' settings (bot/workers.py): read wherever a pool starts (the bot, the
+    digest runner, a bench) and in each worker, so no token is needed to read them."""
+
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    gpusize_workers: int | None = Field(None, ge=0, le=256, description="processes computing "
+                                        "answers; unset: CPUs - 1; 0: threads instead")
+    # tests and benches only, never set in production: answers in flight while a test stops or
+    # kills the bot
+    gpusize_test_answer_delay_s: float = Field(0, ge=0, le=60, description="each answer waits "
+                                               "this long in its worker")
+
+
+def variables() -> set[str]:
+    """Every environment variable `gpusize serve` reads: its settings and the engine's."""
+    return ({name.upper() for name in (*Settings.model_fields, *WorkerSettings.model_fields)}
+            | {var.name for var in config.NUMBERS} | set(config.NAMES))
 
 
 class SettingsError(SystemExit):
@@ -91,9 +113,14 @@ class SettingsError(SystemExit):
 
 def load_settings() -> Settings:
     try:
-        return Settings()  # type: ignore[call-arg]
+        settings = Settings()  # type: ignore[call-arg]
+        WorkerSettings()
+        config.check()
     except ValidationError as err:
         first = err.errors()[0]
         name = str(first["loc"][0]).upper() if first["loc"] else "settings"
         problem = "is missing" if first["type"] == "missing" else first["msg"].lower()
         raise SettingsError(f"gpusize serve: setting {name} {problem}") from None
+    except config.BadVariable as err:
+        raise SettingsError(f"gpusize serve: setting {err}") from None
+    return settings

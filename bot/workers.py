@@ -30,6 +30,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge
 
+from bot.settings import WorkerSettings
 from engine import hub, size
 from engine.i18n import language
 from engine.parse import build_request
@@ -54,9 +55,9 @@ def _answer(draft: Draft, book: PriceBook | None) -> Answer:
 
 def _test_delay() -> None:
     """Test-only: hold the answer in flight (GPUSIZE_TEST_ANSWER_DELAY_S, unset in production)."""
-    delay = float(os.environ.get("GPUSIZE_TEST_ANSWER_DELAY_S") or 0)
+    delay = WorkerSettings().gpusize_test_answer_delay_s
     if delay > 0:
-        time.sleep(min(delay, 60))
+        time.sleep(delay)
 
 
 def answer_message(draft: Draft, card: slack.CardInput, book: PriceBook | None = None,
@@ -174,11 +175,13 @@ def _broken(executor: Executor | None) -> bool:
 
 
 def start(workers: int | None = None) -> Executor:
-    """Start the pool (GPUSIZE_WORKERS processes; 0 runs answers in a thread instead)."""
+    """Start the pool (`workers` processes, the GPUSIZE_WORKERS setting; None: CPUs - 1; 0 runs
+    answers in threads instead)."""
     global _executor
     if _executor is None:
-        count = int(os.environ.get("GPUSIZE_WORKERS", workers if workers is not None
-                                   else max(1, (os.cpu_count() or 2) - 1)))
+        count = workers if workers is not None else WorkerSettings().gpusize_workers
+        if count is None:
+            count = max(1, (os.cpu_count() or 2) - 1)
         if count <= 0:
             _executor = ThreadPoolExecutor(max_workers=4)
         else:

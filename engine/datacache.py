@@ -19,15 +19,10 @@ from typing import TypeVar
 
 import pydantic
 
+from engine import config
+
 T = TypeVar("T")
 ENGINE = Path(__file__).resolve().parent
-
-
-def cache_root() -> Path:
-    """GPUSIZE_CACHE, else $XDG_CACHE_HOME/gpusize, else ~/.cache/gpusize."""
-    root = os.environ.get("GPUSIZE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "gpusize")
-    return Path(root)
 
 
 def data_text(filename: str) -> str:
@@ -48,10 +43,10 @@ def _key(name: str, data: tuple[str, ...], code: tuple[str, ...]) -> str:
 
 def load(name: str, *, data: tuple[str, ...], code: tuple[str, ...], build: Callable[[], T]) -> T:
     """`build()`'s result, from the cache when the same data and code built it before."""
-    if os.environ.get("GPUSIZE_NO_DATA_CACHE"):
+    if config.data_cache_off():
         return build()
     try:
-        path = cache_root() / "catalogs" / f"{name}-{_key(name, data, code)}.pickle"
+        path = config.cache_root() / "catalogs" / f"{name}-{_key(name, data, code)}.pickle"
     except OSError:
         return build()
     try:

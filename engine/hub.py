@@ -23,6 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from engine import config
 from engine.architecture import ModelSpec
 from engine.i18n import _
 from engine.resolve import UnknownModel, closest_text
@@ -36,34 +37,25 @@ CONFIG_MAX_BYTES = 1 << 20  # a transformers config.json is a few KiB
 TRANSIENT_MISS_TTL_S = 60.0  # a timeout or a 5xx may pass: retry sooner than a 404
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name) or default)
-    except ValueError:
-        return default
-
-
 def timeout_s() -> float:
     """The total deadline of one look-up (connect, headers and body together)."""
-    return _env_float("HUB_TIMEOUT_S", 5.0)
+    return config.number(config.HUB_TIMEOUT_S)
 
 
 def miss_ttl_s() -> float:
-    return _env_float("HUB_MISS_TTL_S", 3600.0)
+    return config.number(config.HUB_MISS_TTL_S)
 
 
 def max_entries() -> int:
-    return int(_env_float("HUB_CACHE_MAX_ENTRIES", 2000))
+    return int(config.number(config.HUB_CACHE_MAX_ENTRIES))
 
 
 def max_bytes() -> int:
-    return int(_env_float("HUB_CACHE_MAX_BYTES", 16 * 1024 * 1024))
+    return int(config.number(config.HUB_CACHE_MAX_BYTES))
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("GPUSIZE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "gpusize")
-    return Path(root) / "models"
+    return config.cache_root() / "models"
 
 
 def _cache_path(repo_id: str) -> Path:
@@ -146,7 +138,7 @@ class HubOffline(ConnectionError):
 
 
 def _endpoint() -> str:
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    return config.hf_endpoint()
 
 
 def _unknown(repo_id: str, endpoint: str, reason: str) -> UnknownModel:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import contextvars
-import os
 import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+
+from engine import config
 
 LANGUAGES = ("en", "zh")
 _lang: contextvars.ContextVar[str] = contextvars.ContextVar("lang", default="en")
@@ -56,11 +57,8 @@ def language_of_text(text: str) -> str | None:
 
 
 def from_environment() -> str:
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
-        value = os.environ.get(name)
-        if value:
-            return from_locale(value)
-    return "en"
+    """The language of the locale the CLI runs in (engine/config.py reads it)."""
+    return from_locale(config.locale())
 
 
 def _unquote(chunk: str) -> str:

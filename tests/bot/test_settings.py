@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.settings import Settings
+from engine import config
 
 EXE = shutil.which("gpusize", path=str(Path(sys.executable).parent))
 CMD = [EXE] if EXE else [sys.executable, "-m", "gpusize"]
@@ -54,7 +55,7 @@ def test_every_setting_is_documented_in_the_slack_page_and_the_env_example() -> 
     page = (root / "docs" / "SLACK.md").read_text(encoding="utf-8")
     table = "\n".join(line for line in page.splitlines() if line.startswith("| `"))
     example = (root / "deploy" / ".env.example").read_text(encoding="utf-8")
-    for name in Settings.model_fields:
+    for name in [*Settings.model_fields, *(var.name.lower() for var in config.NUMBERS)]:
         assert f"`{name.upper()}`" in table, f"{name.upper()} missing from docs/SLACK.md's settings table"
         if name not in ("slack_app_token",):  # Socket Mode: local development only
             assert f"{name.upper()}=" in example, f"{name.upper()} missing from .env.example"
