@@ -44,7 +44,7 @@ from present import blockkit
 from present.blockkit import channel_ref, user_ref
 from present.labels import columns
 
-log = logging.getLogger("gpusize.digest")
+log = logging.getLogger(__name__)
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 LATE_AFTER = timedelta(minutes=30)
 DONE_TTL_S = 40 * 86400

@@ -29,7 +29,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from bot.observability import EDGE_REJECTED
 
-log = logging.getLogger("gpusize.edge")
+log = logging.getLogger(__name__)
 LOG_REJECTIONS_PER_MINUTE = 60
 COMMAND_FIELDS = ("team_id", "user_id", "channel_id")  # what the /gpusize listener reads
 

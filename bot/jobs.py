@@ -39,7 +39,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from bot import keys
 
-log = logging.getLogger("gpusize.jobs")
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 Handler = Callable[[dict[str, Any]], Awaitable[None]]
 GiveUp = Callable[["Job"], Awaitable[None]]

@@ -19,6 +19,7 @@ REQUEST_SECONDS = Histogram(
 ENGINE_SECONDS = Histogram("gpusize_engine_seconds", "computing and rendering one answer",
                            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5))
 REDIS_ERRORS = Counter("gpusize_redis_errors_total", "Redis operations that failed", ["where"])
+log = logging.getLogger(__name__)
 DIGESTS = Counter("gpusize_digests_posted_total", "price digests posted")
 SLACK_ERRORS = Counter("gpusize_slack_api_errors_total", "Slack Web API calls that failed",
                        ["error"])
@@ -105,8 +106,7 @@ def serve_metrics(*, host: str, port: int) -> bool:
     try:
         start_http_server(port, addr=host)
     except OSError as err:
-        logging.getLogger("gpusize.metrics").error("metrics not served on %s:%d: %s", host, port,
-                                                    err)
+        log.error("metrics not served on %s:%d: %s", host, port, err)
         return False
     return True
 

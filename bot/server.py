@@ -33,6 +33,7 @@ from bot.edge import SlackEdge, edge_protocol
 from bot.pricestore import PriceStore
 from bot.settings import Settings, load_settings
 
+log = logging.getLogger(__name__)
 SCHEDULER_TICK_S = 30
 H11_MAX_HEADER_BYTES = 16 * 1024  # Slack's headers are well under 2 KiB
 GRACEFUL_HTTP_S = 5  # acks take milliseconds; the answers drain in the lifespan after this
@@ -41,7 +42,6 @@ GRACEFUL_HTTP_S = 5  # acks take milliseconds; the answers drain in the lifespan
 async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
     """In-process trigger for the single-process case: due digests every tick, feeds on their
     interval. Safe beside other replicas and `gpusize digest run`: posting is once per period."""
-    log = logging.getLogger("gpusize.scheduler")
     prices = PriceStore(redis)
     digests = Digests(redis, client, prices)
     while True:

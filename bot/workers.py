@@ -39,7 +39,7 @@ from engine.request import Draft
 from engine.schema import Answer
 from present import blockkit, slack
 
-log = logging.getLogger("gpusize.workers")
+log = logging.getLogger(__name__)
 SHUTDOWN_WAIT_S = 3  # workers finish their current answer or are killed
 POOL_REBUILDS = Counter("gpusize_worker_pool_rebuilds_total",
                         "answer-worker pools rebuilt after a worker died")

@@ -6,7 +6,7 @@ so the plain CLI answer stays fast.
 
 `lang="zh"` labels in Chinese when a CJK font is installed (Noto CJK, WenQuanYi, Source Han, ...;
 on Debian `apt-get install fonts-wqy-microhei`). Without one the chart falls back to English
-rather than drawing empty boxes: a warning is logged on "gpusize.charts" and the PNG's "Language"
+rather than drawing empty boxes: a warning is logged on "present.charts" and the PNG's "Language"
 text chunk says which language was drawn (`png_language()` reads it back).
 """
 
@@ -42,7 +42,7 @@ class PriceRecord(Protocol):
     origin: str
     vendor: str
 
-log = logging.getLogger("gpusize.charts")
+log = logging.getLogger(__name__)
 # matplotlib's settings (rcParams, which rc_context swaps) are process-wide: one chart at a time,
 # should the bot draw from several threads. Figures are made without pyplot (no global registry).
 _DRAWING = threading.Lock()

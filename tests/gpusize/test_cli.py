@@ -127,7 +127,7 @@ def test_cli_path_imports_no_slack_redis_or_hub() -> None:
     # http (urllib.request's client, ~20 ms of start-up) only when the Hub is asked
     assert not imported & {"slack_bolt", "slack_sdk", "redis", "huggingface_hub", "jinja2",
                            "matplotlib", "PIL", "http"}
-    assert "gpusize.charts" not in {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
+    assert "present.charts" not in {line.split("|")[-1].strip() for line in out.stderr.splitlines()}
 
 
 @pytest.fixture

@@ -219,12 +219,12 @@ def test_chinese_labels_draw_without_missing_glyphs() -> None:
 def test_without_cjk_font_falls_back_to_english_and_says_so(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(charts, "cjk_font", lambda: None)
-    with caplog.at_level(logging.WARNING, logger="gpusize.charts"), warnings.catch_warnings():
+    with caplog.at_level(logging.WARNING, logger=charts.__name__), warnings.catch_warnings():
         warnings.simplefilter("error")  # no silent boxes: matplotlib would warn of missing glyphs
         fallback = charts.memory_chart(answer(), lang="zh")
         prices = charts.price_history_chart(RECORDS, card="h100-sxm", lang="zh")
     assert charts.png_language(fallback) == "en" and charts.png_language(prices) == "en"
-    said = [r.getMessage() for r in caplog.records if r.name == "gpusize.charts"]
+    said = [r.getMessage() for r in caplog.records if r.name == charts.__name__]
     assert any("no CJK font" in m and "English" in m for m in said)
     assert any("vendor names" in m for m in said)  # 某供应商 drawn as "…"
     english = charts.memory_chart(answer(), lang="en")
