@@ -29,7 +29,7 @@ from engine.architecture import ModelSpec
 from engine.i18n import N_, _, money
 from engine.plan import ranked_plans, usable
 from engine.prices import PriceBook
-from engine.recommend import rank_plans
+from engine.recommend import rank_plans, stale_purchase_text
 from engine.request import Request
 from engine.schema import Alternative, Plan
 
@@ -130,13 +130,16 @@ def _variant(req: Request, update: dict[str, Any]) -> Request | None:
         return None
 
 
-def _time_ratio(plan: Plan, base: Plan) -> float | None:
-    a, b = plan.speed, base.speed
-    # the same work on both: time scales with 1 / tokens per second of the whole plan
-    if a.train_tokens_per_s and b.train_tokens_per_s:
-        return b.train_tokens_per_s / a.train_tokens_per_s
-    if a.decode_tokens_per_s and b.decode_tokens_per_s:
-        return b.decode_tokens_per_s / a.decode_tokens_per_s
+def speed_text(plan: Plan) -> str | None:
+    """How fast the plan is, in tokens/s or days: never a ratio, since the plan it would be a
+    ratio of may not run at all."""
+    sp = plan.speed
+    if sp.train_hours is not None:
+        return _("{days:,.1f} days for the tokens asked").format(days=sp.train_hours / 24)
+    if sp.train_tokens_per_s:
+        return _("about {rate:,.0f} tokens/s").format(rate=sp.train_tokens_per_s)
+    if sp.decode_tokens_per_s:
+        return _("about {rate:,.0f} tokens/s per user").format(rate=sp.decode_tokens_per_s)
     return None
 
 
@@ -158,11 +161,13 @@ def _describe(change: str, plan: Plan, base: Plan | None, costs: str = "",
                 amount=money(c.rent.monthly, c.currency)))
         if parts:
             text += _(", ") + _(" or ").join(parts)
-    slow = _time_ratio(plan, base) if base is not None else None
-    if slow is not None and base is not None:
-        text += (_(", about the speed of the request as asked") if abs(slow - 1) < 0.05 else
-                 _(", {ratio:.2g}x the time of {n} x {card} as asked").format(
-                     ratio=slow, n=base.gpus, card=base.gpu_display))
+    speed = speed_text(plan)
+    if speed is not None:
+        text += _(", ") + speed
+        # beside the request as asked only when that runs: a speed it never reaches is no yardstick
+        asked = speed_text(base) if base is not None and base.verdict != "no" else None
+        if asked is not None and asked != speed:
+            text += _(" (as asked: {speed})").format(speed=asked)
     if plan.service is not None and plan.service.misses:
         text += _(" ({misses})").format(misses=_("; ").join(plan.service.misses))
     if costs:
@@ -231,8 +236,68 @@ def budget_search(spec: ModelSpec, req: Request, *, today: date, book: PriceBook
             if not usable(plan, variant) or (plan.gpu, plan.gpus) in seen:
                 continue
             seen.add((plan.gpu, plan.gpus))
-            found.append(plan.model_copy(update={"change": _(recipe.change)}))
+            found.append(plan.model_copy(update={"change": _(recipe.change),
+                                                  "verdict": verdict_as_asked(plan, req)}))
     return rank_plans(found, req, spec)
+
+
+def verdict_as_asked(plan: Plan, req: Request) -> str:
+    """A plan found with the headroom waived (headroom=0) is tight by the asker's rule, and is
+    called so: 'fits' at 31.7 of 31.8 GiB would read as room to spare."""
+    m = plan.memory
+    if plan.verdict == "fits" and m.total * (1 + req.headroom) > m.capacity:
+        return "tight"
+    return plan.verdict
+
+
+BUY_LIMIT = 3  # purchases shown beside a rented recommendation
+
+
+def buy_within_budget(spec: ModelSpec, req: Request, top: Plan | None, *, today: date,
+                      book: PriceBook) -> list[Alternative]:
+    """A budget is money to spend, and renting is only one way to spend it: when the
+    recommendation rents and mode= does not rule buying out, the purchases the budget covers
+    up front (as asked, then with the lighter recipes of `budget_search`), cheapest per token
+    first, at most BUY_LIMIT, each with its price, fit and speed."""
+    if (req.budget is None or req.mode is not None or top is None or top.cost is None
+            or top.cost.mode != "rent"):
+        return []
+    to_buy = req.model_copy(update={"mode": "buy"})
+    plans, _misses, _excluded = ranked_plans(spec, to_buy, today=today, book=book)
+    found = [p for p in plans if usable(p, to_buy)]
+    found += budget_search(spec, to_buy, today=today, book=book)
+    bought = [p for p in rank_plans(found, to_buy, spec)
+              if p.cost is not None and p.cost.mode == "buy" and p.cost.buy.capex is not None]
+    # the cheapest per token first; the recipe as asked next when a changed one leads
+    as_asked = next((p for p in bought if not p.change), None)
+    if as_asked is not None and bought.index(as_asked) > 0:
+        bought.remove(as_asked)
+        bought.insert(1, as_asked)
+    out: list[Alternative] = []
+    seen: set[tuple[str, int]] = set()
+    for plan in bought:
+        c = plan.cost
+        assert c is not None and c.buy.capex is not None
+        if (plan.gpu, plan.gpus) in seen:
+            continue
+        seen.add((plan.gpu, plan.gpus))
+        change = plan.change or _("with the recipe as asked")
+        text = _("buy {n} x {card} {change} for {capex} up front ({strategy}; {used:.1f} of "
+                 "{capacity:.1f} GiB per GPU, {verdict})").format(
+            n=plan.gpus, card=plan.gpu_display, change=change,
+            capex=money(c.buy.capex, c.currency), strategy=plan.strategy,
+            used=plan.memory.total / memory.GIB, capacity=plan.memory.capacity / memory.GIB,
+            verdict={"fits": _("fits"), "tight": _("tight"), "no": _("does not fit")}[
+                plan.verdict])
+        speed = speed_text(plan)
+        if speed is not None:
+            text += _(", ") + speed
+        if c.stale_purchases:
+            text += _("; ") + stale_purchase_text(c)
+        out.append(Alternative.build(change=text, plan=plan))
+        if len(out) >= BUY_LIMIT:
+            break
+    return out
 
 
 def alternatives(spec: ModelSpec, req: Request, *, today: date,

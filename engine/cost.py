@@ -139,6 +139,7 @@ class PlanCost(NamedTuple):
     notes: tuple[str, ...]
     rent: RentOffer | None = None
     power_per_hour: float = 0.0
+    stale_purchases: tuple[str, ...] = ()  # purchase prices over 12 months old, cited
 
     def horizon_total(self, months: int) -> float | None:
         """Cheaper of owning (capex + running) and renting over the horizon."""
@@ -357,12 +358,15 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
         if margin > 0:
             break_even = (cap / inputs.months + ops) / margin
     stale = tuple(r.cite(inputs.today) for r in used if r.is_stale(inputs.today))
+    stale_buys = tuple(r.cite(inputs.today) for r in used
+                       if r.is_purchase and r.is_stale(inputs.today))
     return PlanCost(currency=cur, capex=cap, monthly_depreciation=depreciation,
                     monthly_power=monthly_power, monthly_ops=ops, monthly_buy_total=buy_total,
                     rent_per_gpu_hour=offer.per_gpu_hour if offer else None,
                     rent_monthly=rent_monthly, break_even_hours=break_even,
                     sources=tuple(r.cite(inputs.today) for r in used), stale=stale,
-                    notes=tuple(notes), rent=offer, power_per_hour=per_hour_power)
+                    notes=tuple(notes), rent=offer, power_per_hour=per_hour_power,
+                    stale_purchases=stale_buys)
 
 
 def break_even_phrase(hours: float | None, *, said: float | None = None) -> str | None:
@@ -484,7 +488,8 @@ def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
         within_budget=None if budget is None or not priced else bool(within),
         budget=_r(budget), rent_horizon_total=_r(rent_total),
         buy_allowed=buy_allowed, rent_allowed=rent_allowed,
-        price_sources=list(pc.sources), stale=list(pc.stale), notes=list(pc.notes))
+        price_sources=list(pc.sources), stale=list(pc.stale), notes=list(pc.notes),
+        stale_purchases=list(pc.stale_purchases) if buy_allowed else [])
 
 
 def _r(value: float | None) -> float | None:

@@ -13,6 +13,7 @@ from engine.i18n import _, counted
 from engine.market import market_word
 from engine.prices import BUY_STALE_DAYS, STALE_DAYS, PriceBook, price_book
 from engine.quant import weight_bytes
+from engine.recommend import NEAR_COST
 from engine.request import Request
 from engine.schema import Plan
 
@@ -188,7 +189,9 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
             default=_(" (default: the buying guides note most teams use under 30% of their cards)")
             if req.hours is None else "")
     ranking = (_("cheapest first among the plans that run and meet the service level or "
-                 "deadline (serving: over the horizon; training: per token trained)")
+                 "deadline (serving: over the horizon; training: per token trained); costs "
+                 "within {near:.0%} of each other are a tie, taken by fewer servers, then fewer "
+                 "cards, then less time").format(near=NEAR_COST)
                if req.goal == "cost" else _("fastest first (goal=time)"))
     choice = req.market_choice
     converted = []

@@ -123,6 +123,8 @@ COUNTED = {
     "sequence": (N_("{n:,} sequence"), N_("{n:,} sequences")),
     "server": (N_("{n:,} server"), N_("{n:,} servers")),
     "price": (N_("{n:,} price"), N_("{n:,} prices")),
+    "rent price": (N_("{n:,} rent price"), N_("{n:,} rent prices")),
+    "purchase price": (N_("{n:,} purchase price"), N_("{n:,} purchase prices")),
     "rack": (N_("{n:,} rack"), N_("{n:,} racks")),
 }
 

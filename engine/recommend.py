@@ -13,7 +13,9 @@ headroom free before tight ones, unless a published run on that model size, meth
 shows it runs (engine/runs.py); then by goal: cost (serving: the cheaper of buying and renting
 over months=; training: that cost per token trained, since a slower plan needs more of its hours
 for the same work) or time. Plans within NEAR_COST of each other's cost are a tie, decided by
-fewer servers, then fewer cards, then less time.
+fewer servers, then fewer cards, then less time, then the card's name (so equal plans keep one
+order whatever order the catalog lists them in). One test decides a tie everywhere (near_cost):
+the ranking, the comparison with the runner-up and the reason the runner-up ranks lower.
 
 One card's count (best_option): the same order; for a training job of known size (tokens=, or
 pre-training's assumed tokens) on NVLink cards, more cards in the same server at the same cost
@@ -24,6 +26,7 @@ for 69 at the same price); on PCIe cards fewer cards are kept.
 from __future__ import annotations
 
 import math
+import re
 
 from engine import catalog, i18n, memory, runs
 from engine.architecture import ModelSpec
@@ -32,12 +35,19 @@ from engine.i18n import _, counted
 from engine.market import ACCESS_WORDS, WHERE_WORDS, market_word
 from engine.methods import method
 from engine.request import Request
-from engine.schema import Alternative, Plan, Trial
+from engine.schema import Alternative, Cost, Plan, Trial
 
 DEFAULT_EPOCH_TOKENS = ASSUMED_EPOCH_TOKENS  # the trial's epoch: the same assumption
 GPUS_PER_SERVER = 8
 NEAR_COST = 0.05  # costs this close are a tie: fewer servers, fewer cards, less time decide
 money = i18n.money
+
+
+def near_cost(a: float, b: float) -> bool:
+    """Two costs the ranking calls a tie: within NEAR_COST of the cheaper. The ranking, the
+    comparison with the runner-up and the reason it ranks lower all use this one test, so the
+    answer never calls two plans 'about the same' and one of them 'dearer'."""
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= NEAR_COST * min(a, b)
 
 
 def cost_metric(plan: Plan, req: Request) -> float:
@@ -106,7 +116,8 @@ def rank_key(plan: Plan, req: Request, *, single_runs: bool = False) -> tuple:
     cost, time = cost_metric(plan, req), time_metric(plan, req)
     return (*_tier(plan, req, single_runs),
             *((cost, time) if req.goal == "cost" else (time, cost)),
-            plan.gpus * plan.memory.capacity)
+            plan.gpus * plan.memory.capacity,
+            plan.gpu, plan.change)  # last: the same order whatever order the catalog lists
 
 
 def with_published(plan: Plan, spec: ModelSpec) -> Plan:
@@ -132,10 +143,11 @@ def rank_plans(plans: list[Plan], req: Request, spec: ModelSpec | None = None) -
         anchor = rest[0]
         tier, cheapest = _tier(anchor, req, single), cost_metric(anchor, req)
         near = [p for p in rest if _tier(p, req, single) == tier
-                and math.isfinite(cheapest) and cost_metric(p, req) <= cheapest * (1 + NEAR_COST)]
+                and near_cost(cost_metric(p, req), cheapest)]
         if not near:
             near = [anchor]
-        near.sort(key=lambda p: (servers(p), p.gpus, time_metric(p, req), cost_metric(p, req)))
+        near.sort(key=lambda p: (servers(p), p.gpus, time_metric(p, req), cost_metric(p, req),
+                                 p.gpu, p.change))
         out += near
         rest = [p for p in rest if all(p is not q for q in near)]
     return out
@@ -151,7 +163,7 @@ def best_option(options: list[Plan], req: Request, spec: ModelSpec) -> Plan:
     single = any(p.gpus == 1 and p.verdict != "no" for p in ranked)
     tier, cheapest = _tier(first, req, single), cost_metric(first, req)
     same = [p for p in ranked if _tier(p, req, single) == tier and servers(p) == servers(first)
-            and cost_metric(p, req) <= cheapest * (1 + NEAR_COST)]
+            and (not math.isfinite(cheapest) or near_cost(cost_metric(p, req), cheapest))]
     return min(same, key=lambda p: time_metric(p, req))
 
 
@@ -227,8 +239,9 @@ def _job_text(plan: Plan, req: Request) -> str:
         tokens=tokens_text(job.tokens))
 
 
-def rent_clause(plan: Plan, req: Request) -> str:
-    """What renting costs, counted the way the plan's size rents."""
+def rent_clause(plan: Plan, req: Request) -> list[str]:
+    """What renting costs, counted the way the plan's size rents: a training job's cost and a
+    month's rent are separate clauses, each saying which it is."""
     c = plan.cost
     assert c is not None
     r = c.rent
@@ -244,15 +257,18 @@ def rent_clause(plan: Plan, req: Request) -> str:
     else:
         text = _("renting costs {monthly}/month {use}").format(
             monthly=money(r.monthly, c.currency), use=_use_text(req, c.hours_per_month))
-    if r.monthly_low is not None and r.monthly_high is not None:
-        text += _(" (per-card listings; a dedicated server rents for {high}/month: the range is "
-                  "{low}-{high})").format(low=money(r.monthly_low, c.currency),
-                                          high=money(r.monthly_high, c.currency))
     if r.where:
         text += _(", from {where}").format(where=r.where)
     if r.kind == "rent_cluster_hour" and not r.min_hours:
         text += _(" (the rate states no minimum term: ask for one)")
-    return text
+    out = [text]
+    if r.monthly_low is not None and r.monthly_high is not None:
+        # a month's rent, never in the job's sentence: the two are different amounts
+        out.append(_("rented by the month instead: {low}/month from per-card listings at "
+                     "{hours:g} h/month, {high}/month for a dedicated server").format(
+            low=money(r.monthly_low, c.currency), high=money(r.monthly_high, c.currency),
+            hours=c.hours_per_month))
+    return out
 
 
 def cost_clause(plan: Plan, req: Request) -> list[str]:
@@ -265,8 +281,10 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
         out.append(_("buying costs {capex} up front, then {monthly}/month with power and "
                      "operations").format(capex=money(c.buy.capex, c.currency),
                                           monthly=money(c.buy.monthly_total, c.currency)))
+        if c.stale_purchases:
+            out.append(stale_purchase_text(c))
     elif c.mode == "rent":
-        out.append(rent_clause(plan, req))
+        out += rent_clause(plan, req)
     else:
         out.append(_("no {market} price for it in the catalog: add a vendor quote with "
                      "`/gpusize quote` (or prices import)").format(
@@ -277,6 +295,20 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
     if c.budget is not None and c.within_budget:
         out.append(_("within the budget of {budget}").format(budget=money(c.budget, c.currency)))
     return out
+
+
+def stale_purchase_text(c: Cost) -> str:
+    """The buy figure rests on a price over 12 months old: said where the price is read."""
+    dates = _quoted_dates(c.stale_purchases)
+    if not dates:
+        return _("the purchase price is over 12 months old: get a fresh quote before buying")
+    return _("the purchase price is over 12 months old (quoted {oldest}): get a fresh quote "
+             "before buying").format(oldest=min(dates))
+
+
+def _quoted_dates(cites: list[str]) -> list[str]:
+    """The dates in price citations ("..., 2022-10-12, STALE ...")."""
+    return [m.group(0) for cite in cites for m in [re.search(r"\d{4}-\d{2}-\d{2}", cite)] if m]
 
 
 def _what(plan: Plan) -> str:
@@ -328,7 +360,7 @@ def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
         if not (math.isfinite(mine) and math.isfinite(theirs)) or min(mine, theirs) <= 0:
             return []
         name = f"{other.gpus} x {other.gpu_display}"
-        if abs(theirs - mine) <= NEAR_COST * max(mine, theirs):
+        if near_cost(mine, theirs):
             return [_("about the same cost per token trained as {other}, which is {why}").format(
                 other=name, why=_why_not(other, req, plan))]
         if theirs > mine:
@@ -342,7 +374,7 @@ def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
     else:
         return []
     name = f"{other.gpus} x {other.gpu_display}"
-    if abs(theirs - mine) <= NEAR_COST * max(mine, theirs):
+    if near_cost(mine, theirs):
         return [_("about the same cost {span} as {other}, which is {why}").format(
             span=span, other=name, why=_why_not(other, req, plan))]
     if theirs >= mine:
@@ -359,7 +391,8 @@ def _why_not(plan: Plan, req: Request, chosen: Plan | None = None) -> str:
     if c is not None and c.within_budget is False:
         return _("over the budget")
     if chosen is not None and req.is_training and req.goal == "cost" and (
-            cost_metric(plan, req) > cost_metric(chosen, req) * (1 + NEAR_COST)):
+            cost_metric(plan, req) > cost_metric(chosen, req)) and not near_cost(
+            cost_metric(plan, req), cost_metric(chosen, req)):
         return _("dearer per token trained")
     if servers(plan) > 1 and (chosen is None or servers(chosen) < servers(plan)):
         return (_("more than one server") if chosen is None or servers(chosen) == 1

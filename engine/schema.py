@@ -179,6 +179,8 @@ class Cost(_Doc):
     rent_allowed: bool = Field(True, description="the card can be rented in the market")
     price_sources: list[str] = []
     stale: list[str] = []
+    stale_purchases: list[str] = Field(default_factory=list, description=(
+        "the purchase prices in `stale` (over 12 months old): a buy figure to re-quote"))
     notes: list[str] = []
 
 
@@ -485,6 +487,9 @@ class Answer(_Doc):
     plans: list[Plan]
     recommendation: str = ""
     alternatives: list[Alternative] = []
+    to_buy: list[Alternative] = Field(default_factory=list, description=(
+        "the recommendation rents and budget= is given without mode=: the purchases the budget "
+        "covers up front, cheapest per token first"))
     advice: list[str] = []
     trial: Trial | None = None
     assumptions: list[str]

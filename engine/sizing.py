@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 
 from engine import catalog, recommend
-from engine.alternatives import alternatives, budget_search
+from engine.alternatives import alternatives, budget_search, buy_within_budget
 from engine.api_prices import compare
 from engine.architecture import ModelSpec
 from engine.bom import bill_of_materials
@@ -243,6 +243,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
                         market=market, plans=plans, recommendation=text,
                         alternatives=alts,
+                        to_buy=buy_within_budget(spec, asked, top, today=today, book=book)
+                        if good else [],
                         advice=recommend.advice(spec, req, plans),
                         trial=recommend.trial(top, req) if good else None,
                         assumptions=assumptions(spec, req, model_notes + native, book),

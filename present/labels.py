@@ -60,9 +60,13 @@ def cost_summary(c: Cost) -> list[str]:
     if c.job.hours is not None:
         lines.append(_("this job: {hours:,.1f} h, {rent} rented, {share} of owning cost").format(
             hours=c.job.hours, rent=m(c.job.rent), share=m(c.job.buy_share)))
-    if c.stale:
+    rents = len(c.stale) - len(c.stale_purchases)
+    if rents > 0:
         lines.append(_("{count} older than 90 days: get fresh quotes").format(
-            count=counted(len(c.stale), "price")))
+            count=counted(rents, "rent price")))
+    if c.stale_purchases:
+        lines.append(_("{count} older than 12 months: get a fresh quote before buying").format(
+            count=counted(len(c.stale_purchases), "purchase price")))
     return lines
 
 

@@ -111,6 +111,10 @@ def render(ans: Answer, *, bom: bool = False) -> str:
     lines = [head, ""]
     if ans.recommendation:
         lines += [ans.recommendation, ""]
+    if ans.to_buy:
+        lines.append(_("To own the cards instead, within the budget:"))
+        lines += [f"  - {a.change}" for a in ans.to_buy]
+        lines.append("")
     if ans.alternatives:
         lines.append(_("What would fit:"))
         lines += [f"  - {a.change}" for a in ans.alternatives]
