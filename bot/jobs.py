@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from prometheus_client import Counter, Gauge, Histogram
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
 from bot import keys
 
@@ -46,12 +46,17 @@ GiveUp = Callable[["Job"], Awaitable[None]]
 
 JOBS = Counter("gpusize_jobs_total", "jobs by outcome", ["outcome"])
 JOBS_IN_FLIGHT = Gauge("gpusize_jobs_in_flight", "jobs running in this process")
+OUTBOX_HELD = Gauge("gpusize_jobs_outbox_held",
+                    "acknowledged jobs held in this process until Redis records them")
 JOB_WAIT_SECONDS = Histogram("gpusize_job_wait_seconds", "from the ack to the job's start",
                              buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
                                       30))
 MEMO_TTL_S = 86400  # a job's memo outlives any retry of it; deleted as soon as it is done
 DEAD_CONSUMER_IDLE_MS = 3_600_000
 MAX_ATTEMPTS = 3  # a job that took its process down three times is dropped with an apology
+RECORDED_TTL_S = 3600  # a job's own dedupe key: resubmitting it from the outbox is idempotent
+OUTBOX_MAX_JOBS = 1000  # jobs held in one process while Redis is slow: bounded memory (~2 KiB each)
+OUTBOX_TIMEOUT_S = 5.0  # a resubmission has no ack waiting on it: give a slow Redis time
 
 # KEYS[1..n-1] dedupe keys, KEYS[n] the stream. ARGV[1] the job (JSON), ARGV[2..n] each dedupe
 # key's TTL. Nothing is set unless everything is new: a retry is dropped only when its job is in.
@@ -89,6 +94,28 @@ class Submitted(Enum):
     QUEUED = "queued"  # durably recorded: ack, a consumer will run it
     DUPLICATE = "duplicate"  # a retry or replay of a job already recorded: ack, do nothing
     UNRECORDED = "unrecorded"  # Redis refused the connection: ack and run it here, best effort
+    HELD = "held"  # Redis did not confirm in time: held in this process's outbox and resubmitted
+    #                (idempotently) until it does; ack and tell the person it is delayed
+    REFUSED = "refused"  # Redis is full (OOM) or the outbox is: not taken; tell the person
+
+
+Refused = Callable[[], Awaitable[None]]  # tells the person a held job was given up on
+
+
+def out_of_memory(err: BaseException) -> bool:
+    """Redis at maxmemory with noeviction refuses writes with an OOM error: nothing was stored."""
+    return isinstance(err, OutOfMemoryError) or (
+        isinstance(err, ResponseError) and "maxmemory" in str(err))
+
+
+@dataclass
+class Held:
+    """A job Redis has not confirmed: resubmitted with the same keys until it answers."""
+
+    job: Job
+    dedupe: list[tuple[str, int]]
+    since: float
+    refused: Refused | None
 
 
 # -- memoized steps --------------------------------------------------------------------------------
@@ -191,6 +218,8 @@ class Jobs:
         self._cleanup: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._claims = 0
+        self._outbox: dict[str, Held] = {}
+        self._outbox_task: asyncio.Task[None] | None = None
 
     def handle(self, kind: str, handler: Handler) -> None:
         self.handlers[kind] = handler
@@ -198,9 +227,26 @@ class Jobs:
     # -- the listener side: record before the ack ----------------------------------------------
 
     async def submit(self, job: Job, *, dedupe: list[tuple[str, int]] | None = None,
-                     timeout_s: float = 1.0) -> Submitted:
-        """Record `job` (with its dedupe keys, atomically) before Slack gets the ack."""
-        dedupe = dedupe or []
+                     timeout_s: float = 1.0, refused: Refused | None = None) -> Submitted:
+        """Record `job` (with its dedupe keys, atomically) before Slack gets the ack.
+
+        Acknowledged means recorded: a recording Redis did not confirm in time (it may or may not
+        have landed) is HELD in this process's outbox and resubmitted with the same keys until
+        Redis answers, so it lands exactly once; `refused` is called if it never does. An OOM
+        refusal is REFUSED (nothing was stored), never assumed to have landed."""
+        dedupe = [*(dedupe or []), (keys.job_recorded(job.id), RECORDED_TTL_S)]
+        outcome = await self._record(job, dedupe, timeout_s)
+        if outcome is Submitted.HELD:
+            if len(self._outbox) >= OUTBOX_MAX_JOBS:
+                JOBS.labels("refused_outbox_full").inc()
+                return Submitted.REFUSED
+            self._outbox[job.id] = Held(job, dedupe, time.monotonic(), refused)
+            OUTBOX_HELD.set(len(self._outbox))
+            self._ensure_outbox()
+        return outcome
+
+    async def _record(self, job: Job, dedupe: list[tuple[str, int]],
+                      timeout_s: float) -> Submitted:
         try:
             added = await asyncio.wait_for(self._submit(
                 keys=[*(k for k, _ttl in dedupe), self.stream],
@@ -209,17 +255,62 @@ class Jobs:
             # nothing reached Redis: run it in this process (answering beats silence)
             JOBS.labels("unrecorded").inc()
             return Submitted.UNRECORDED
+        except ResponseError as err:
+            if out_of_memory(err):  # maxmemory, noeviction: a refusal, nothing stored
+                JOBS.labels("refused_oom").inc()
+                return Submitted.REFUSED
+            log.warning("job %s: recording refused (%s); held", job.id, str(err)[:80])
+            JOBS.labels("held").inc()
+            return Submitted.HELD
         except (TimeoutError, RedisError, OSError) as err:
-            # sent but unanswered (a slow Redis): it will most likely be applied, so running it
-            # here too would answer twice; it is run by whoever reads it from the stream
-            log.warning("job %s: recording unconfirmed (%s)", job.id, type(err).__name__)
-            JOBS.labels("unconfirmed").inc()
-            return Submitted.QUEUED
+            # sent but unanswered (a slow Redis): it may or may not land, so it is held and
+            # resubmitted with the same keys (a second landing is refused as a duplicate)
+            log.warning("job %s: recording unconfirmed (%s); held", job.id, type(err).__name__)
+            JOBS.labels("held").inc()
+            return Submitted.HELD
         if added is None:
             JOBS.labels("duplicate").inc()
             return Submitted.DUPLICATE
         JOBS.labels("queued").inc()
         return Submitted.QUEUED
+
+    # -- the outbox: jobs acknowledged while Redis was slow -------------------------------------
+
+    def _ensure_outbox(self) -> None:
+        if self._outbox_task is None or self._outbox_task.done():
+            self._outbox_task = asyncio.create_task(self._outbox_forever(), name="jobs-outbox")
+
+    async def _outbox_forever(self) -> None:
+        pause = 0.2
+        while self._outbox:
+            await asyncio.sleep(pause)
+            await self.flush_outbox()
+            pause = min(pause * 2, 2.0)
+        OUTBOX_HELD.set(0)
+
+    async def flush_outbox(self) -> int:
+        """Resubmit every held job once; returns how many are still held. A held job is kept
+        until Redis answers (recorded, a duplicate of its own earlier landing, or an OOM
+        refusal): giving up while Redis might still apply an earlier attempt could tell the
+        person "not recorded" and answer them after all."""
+        for held in list(self._outbox.values()):
+            outcome = await self._record(held.job, held.dedupe, OUTBOX_TIMEOUT_S)
+            if outcome in (Submitted.HELD, Submitted.UNRECORDED):
+                continue  # still no answer: next round
+            self._outbox.pop(held.job.id, None)
+            if outcome in (Submitted.QUEUED, Submitted.DUPLICATE):
+                JOBS.labels("outbox_recorded").inc()
+            else:
+                await self._give_up_held(held)
+        OUTBOX_HELD.set(len(self._outbox))
+        return len(self._outbox)
+
+    async def _give_up_held(self, held: Held) -> None:
+        JOBS.labels("outbox_refused").inc()
+        log.error("job %s: never recorded; the person is told", held.job.id)
+        if held.refused is not None:
+            with contextlib.suppress(Exception):
+                await held.refused()
 
     async def run_here(self, job: Job) -> None:
         """Run a job that could not be recorded, in this process, with its memo all the same."""
@@ -481,7 +572,17 @@ class Jobs:
             if not await self.redis.xpending_range(self.stream, keys.JOBS_GROUP, min="-",
                                                    max="+", count=1, consumername=self.name):
                 await self.redis.xgroup_delconsumer(self.stream, keys.JOBS_GROUP, self.name)
+        unrecorded = 0
+        if self._outbox:  # one last try to record what was acknowledged while Redis was slow
+            if self._outbox_task is not None:
+                self._outbox_task.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.flush_outbox(), 5)
+            unrecorded = len(self._outbox)
+            for held in list(self._outbox.values()):  # never silently: they are told
+                await self._give_up_held(held)
+            self._outbox.clear()
         summary = {"finished": finished, "left_running": len(running) - finished,
-                   "left_queued": left_queued}
+                   "left_queued": left_queued, "unrecorded": unrecorded}
         log.info("jobs drained: %s", json.dumps(summary))
         return summary

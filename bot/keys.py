@@ -133,6 +133,12 @@ def job_memo(job_id: str) -> str:
     return f"{PREFIX}:jobmemo:{job_id}"
 
 
+def job_recorded(job_id: str) -> str:
+    """Set when a job is recorded: resubmitting it (the outbox, after Redis did not confirm)
+    lands it once."""
+    return f"{PREFIX}:jobrec:{job_id}"
+
+
 def command_seen(digest: str) -> str:
     """Set once per signed slash-command request (hash of its timestamp and body): a replay
     inside Slack's 5-minute window is answered once."""

@@ -44,8 +44,9 @@ class Languages:
             info = await asyncio.wait_for(self.client.users_info(user=user, include_locale=True),
                                           1.0)
             lang = from_locale((info.get("user") or {}).get("locale"))
-        with contextlib.suppress(RedisError, OSError):
-            await self.redis.set(keys.user_locale(team, user), lang, ex=86400)
+        with contextlib.suppress(RedisError, OSError, TimeoutError):  # capped: before an ack
+            await asyncio.wait_for(self.redis.set(keys.user_locale(team, user), lang, ex=86400),
+                                   0.5)
         return lang
 
     async def choose(self, team: str, user: str, words: list[str], *,

@@ -70,3 +70,11 @@ def failure_text(err: BaseException) -> str:
     if isinstance(err, UserError):  # an unknown model, a refusal, a full quota: its own words
         return _(NOT_ANSWERED).format(problem=str(err))
     return _(NOTHING_POSTED)
+
+# -- recording acknowledged work (bot/jobs.py, bot/listeners/recording.py)
+STORE_SLOW = N_("My store is slow right now, so your request is held here until it is saved; "
+                "the answer comes as soon as it is. Nothing needs doing.")
+STORE_FULL = N_("My store is full, so I could not take this request: nothing was recorded and "
+                "nothing will be answered. Please try again in a few minutes.")
+NOT_RECORDED = N_("I could not save your request while my store was not answering, so it will "
+                  "not be answered. Please ask again.")

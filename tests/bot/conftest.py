@@ -38,6 +38,16 @@ def redis_url(redis_server: RedisServer) -> str:
 
 
 @pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis of the test's own, append-only as deployed: to stop, restart, block or fill."""
+    server = RedisServer(port=free_port(), directory=tmp_path / "redis")
+    server.directory.mkdir()
+    server.start(appendonly=True)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def slack() -> Iterator[SlackStub]:
     stub = SlackStub(port=free_port())
     server = serve_stub(stub)

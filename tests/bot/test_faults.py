@@ -8,23 +8,13 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness import TEAM, Bot, RedisServer, SlackStub, free_port, http_status
+from tests.harness import TEAM, Bot, RedisServer, SlackStub, http_status
 
 ROOT = "1700000000.000001"
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Any:
-    server = RedisServer(port=free_port(), directory=tmp_path / "redis")
-    server.directory.mkdir()
-    server.start(appendonly=True)
-    yield server
-    server.stop()
 
 
 def reply(text: str, ts: str, user: str = "U0CAROL") -> dict[str, Any]:

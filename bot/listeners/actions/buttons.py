@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 
 from bot import keys, limits, presses
 from bot.jobs import Handler, Job, Submitted
+from bot.listeners import recording
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts
 from bot.words import TOO_MANY_CHARTS, failure_text
@@ -110,10 +111,16 @@ def guarded(parts: Parts, kind: str) -> Listener:
         if detail is not None:
             view_id = await open_loading(parts, body, detail)
         job = Job(kind=kind, payload=_press(body, view_id), owner=f"{team}:{user}")
-        outcome = await parts.jobs.submit(job, dedupe=dedupe)
+        outcome = await parts.jobs.submit(job, dedupe=dedupe, refused=recording.later(
+            parts.replies, channel=channel, user=user, thread_ts=thread_ts,
+            languages=parts.languages, team=team))
         await ack()
         if outcome is Submitted.UNRECORDED:  # Redis down: answer here, best effort
             await parts.jobs.run_here(job)
+        elif outcome in (Submitted.HELD, Submitted.REFUSED):
+            set_language(await parts.languages.of(team, user))
+            await recording.tell(parts.replies, outcome, channel=channel, user=user,
+                                 thread_ts=thread_ts)
 
     return listener
 

@@ -17,6 +17,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot import keys, subcommands
 from bot.jobs import Handler, Job, Submitted
+from bot.listeners import recording
 from bot.observability import COMMANDS, REDIS_ERRORS
 from bot.parts import Parts
 from bot.permissions import Permissions
@@ -52,8 +53,10 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
                 "command": {k: command.get(k) or "" for k in ("team_id", "channel_id",
                                                                "user_id", "response_url")},
                 "text": text, "lang": current(), "quote_id": new_id("q")})
-            outcome = await parts.jobs.submit(job, dedupe=dedupe)
-            await ack()
+            outcome = await parts.jobs.submit(job, dedupe=dedupe, refused=recording.later(
+                parts.replies, channel=command["channel_id"], user=command["user_id"],
+                response_url=command.get("response_url") or ""))
+            await ack(**recording.ack_with_note(outcome))
             if outcome is Submitted.UNRECORDED:
                 await parts.jobs.run_here(job)
             return
@@ -78,8 +81,11 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
                            "user": command["user_id"], "text": text, "draft": dict(draft.values),
                            "response_url": command.get("response_url") or "",
                            "lang": current()})
-        outcome = await parts.jobs.submit(job, dedupe=dedupe)
-        await ack()
+        outcome = await parts.jobs.submit(job, dedupe=dedupe, refused=recording.later(
+            parts.replies, channel=command["channel_id"], user=command["user_id"],
+            response_url=command.get("response_url") or ""))
+        # held (Redis slow) or refused (Redis full): the person hears it in the ack, privately
+        await ack(**recording.ack_with_note(outcome))
         if outcome is Submitted.UNRECORDED:  # Redis down: answer here, best effort
             await parts.jobs.run_here(job)
 

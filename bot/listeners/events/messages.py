@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 
 from bot import keys
-from bot.jobs import Handler, Job, Jobs, Submitted
+from bot.jobs import Handler, Job, Submitted
+from bot.listeners import recording
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts
 from bot.words import failure_text
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 IGNORED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join",
                     "channel_leave", "message_replied"}
 SEEN_TTL_S = 3600  # Slack retries an event for minutes, not hours
-_unrecorded: set[asyncio.Task[None]] = set()  # run here because Redis was down
+_unrecorded: set[asyncio.Task[None]] = set()  # run or said here, after the 200
 
 
 def asks_the_bot(text: str) -> bool:
@@ -60,7 +61,14 @@ def job_of(body: dict[str, Any]) -> Job | None:
     return Job(kind=kind, payload=payload, owner=f"{team}:{payload['user']}")
 
 
-def record(jobs: Jobs) -> Callable[..., Awaitable[BoltResponse | None]]:
+def record(parts: Parts) -> Callable[..., Awaitable[BoltResponse | None]]:
+    jobs = parts.jobs
+
+    async def tell(outcome: Submitted, p: dict[str, Any]) -> None:
+        set_language(await parts.languages.of(p["team"], p["user"], p["text"]))
+        await recording.tell(parts.replies, outcome, channel=p["channel"], user=p["user"],
+                             thread_ts=p["thread_ts"] or p["ts"])
+
     async def record_events(body: dict[str, Any], next: Any) -> BoltResponse | None:
         if body.get("type") != "event_callback" or (body.get("event") or {}).get("type") not in (
                 "message", "app_mention"):
@@ -72,14 +80,23 @@ def record(jobs: Jobs) -> Callable[..., Awaitable[BoltResponse | None]]:
         dedupe = [(keys.message_seen(p["team"], p["channel"], p["ts"]), SEEN_TTL_S)]
         if body.get("event_id"):
             dedupe.insert(0, (keys.event_seen(body["event_id"]), SEEN_TTL_S))
-        if await jobs.submit(job, dedupe=dedupe) is Submitted.UNRECORDED:
+        outcome = await jobs.submit(job, dedupe=dedupe, refused=recording.later(
+            parts.replies, channel=p["channel"], user=p["user"],
+            thread_ts=p["thread_ts"] or p["ts"], languages=parts.languages, team=p["team"]))
+        if outcome is Submitted.UNRECORDED:
             # without Redis, answering (perhaps twice) beats not answering
-            task = asyncio.create_task(jobs.run_here(job))
-            _unrecorded.add(task)
-            task.add_done_callback(_unrecorded.discard)
+            _in_background(jobs.run_here(job))
+        elif outcome in (Submitted.HELD, Submitted.REFUSED):  # said after the 200, privately
+            _in_background(tell(outcome, p))
         return BoltResponse(status=200, body="")
 
     return record_events
+
+
+def _in_background(work: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.create_task(work)
+    _unrecorded.add(task)
+    task.add_done_callback(_unrecorded.discard)
 
 
 def run_message(parts: Parts) -> Handler:
