@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -15,7 +15,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import listeners
+from bot import connections, listeners
 from bot.cards import Cards
 from bot.details import Details
 from bot.dialog import Dialog
@@ -47,13 +47,13 @@ def web_client(settings: Settings) -> AsyncWebClient:
 
 
 def redis_client(settings: Settings) -> Redis:
-    # Short timeouts: a slow or absent Redis must never hold an acknowledgement past Slack's 3 s.
-    # A blocking pool: under overload, work waits for a connection instead of failing at once
-    # (redis-py's default pool refuses the 101st concurrent connection).
-    pool = BlockingConnectionPool.from_url(settings.redis_url, decode_responses=True,
-                                           socket_timeout=1, socket_connect_timeout=1,
-                                           max_connections=64, timeout=2)
-    return Redis(connection_pool=pool)
+    """The bot's Redis, whatever REDIS_URL names: bot.connections decides how to reach it."""
+    return connections.redis_client(
+        settings.redis_url,
+        password=settings.redis_password.get_secret_value() if settings.redis_password else None,
+        sentinel_password=(settings.redis_sentinel_password.get_secret_value()
+                           if settings.redis_sentinel_password else None),
+        ca_file=settings.redis_ca_file)
 
 
 def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tuple[AsyncApp, Jobs]:

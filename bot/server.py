@@ -1,8 +1,8 @@
 """HTTP mode: Starlette + uvicorn. POST /slack/events for everything Slack sends; GET /healthz
-(process up) and GET /readyz (Redis answers and the answer workers work) for load balancers and
-Kubernetes; /metrics on a port of its own (METRICS_PORT). The lifespan runs the job consumer
-(bot.jobs) and drains it on SIGTERM. bot.edge bounds what an unauthenticated request or
-connection costs before Bolt sees it."""
+(process up) and GET /readyz (the answer workers work; Redis's state reported, never failed on)
+for load balancers and Kubernetes; /metrics on a port of its own (METRICS_PORT). The lifespan
+runs the job consumer (bot.jobs) and drains it on SIGTERM. bot.edge bounds what an
+unauthenticated request or connection costs before Bolt sees it."""
 
 from __future__ import annotations
 
@@ -92,13 +92,19 @@ def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
         return PlainTextResponse("ok")
 
     async def readyz(_: Request) -> JSONResponse:
+        # Only what is this pod's own takes it out of the Service. Redis is shared: were its
+        # outage a 503, every pod would leave at once, though each still answers one-shot
+        # questions and tells people their thread cannot go on. It is reported, not failed.
         try:
             await asyncio.wait_for(redis.ping(), timeout=1)
+            redis_state = "ok"
         except (TimeoutError, RedisError, OSError):
-            return JSONResponse({"ready": False, "redis": "unreachable"}, status_code=503)
+            obs.REDIS_ERRORS.labels("readyz").inc()
+            redis_state = "unreachable"
         if not await workers.ready(timeout_s=5):  # a broken pool that cannot be rebuilt
-            return JSONResponse({"ready": False, "workers": "down"}, status_code=503)
-        return JSONResponse({"ready": True})
+            return JSONResponse({"ready": False, "workers": "down", "redis": redis_state},
+                                status_code=503)
+        return JSONResponse({"ready": True, "redis": redis_state})
 
     return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
                              Route("/healthz", healthz, methods=["GET"]),

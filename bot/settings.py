@@ -14,6 +14,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from engine import config
 
 SLACK_API = "https://slack.com/api/"
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://", "rediss+sentinel://")
+# Not 9100: node_exporter's port, taken on most monitored hosts (compose publishes this one).
+DEFAULT_METRICS_PORT = 9478
 
 
 class Settings(BaseSettings):
@@ -21,7 +24,14 @@ class Settings(BaseSettings):
 
     slack_bot_token: SecretStr = Field(description="xoxb- bot token")
     slack_signing_secret: SecretStr = Field(description="the app's signing secret")
-    redis_url: str = Field("redis://127.0.0.1:6379/0", description="redis:// or rediss:// URL")
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="redis://, rediss://, unix:// "
+                           "or redis+sentinel:// (rediss+sentinel://) URL: bot/connections.py")
+    redis_password: SecretStr | None = Field(None, description="Redis AUTH password (from a "
+                                             "Secret), kept out of REDIS_URL")
+    redis_sentinel_password: SecretStr | None = Field(None, description="the Sentinels' own "
+                                                      "password, where they require one")
+    redis_ca_file: str | None = Field(None, description="CA bundle for rediss:// (a managed Redis "
+                                      "with a private CA)")
     slack_api_url: str = Field(SLACK_API, description="base URL of the Slack Web API")
     slack_app_token: SecretStr | None = Field(None, description="xapp- token, Socket Mode only")
     port: int = Field(3000, ge=1, le=65535)
@@ -61,8 +71,8 @@ class Settings(BaseSettings):
     @field_validator("redis_url")
     @classmethod
     def _redis(cls, value: str) -> str:
-        if not value.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError("must start with redis://, rediss:// or unix://")
+        if not value.startswith(REDIS_SCHEMES):
+            raise ValueError("must start with " + ", ".join(REDIS_SCHEMES))
         return value
 
     @field_validator("slack_api_url")
@@ -83,7 +93,8 @@ class Settings(BaseSettings):
     limit_concurrency: int = Field(1000, ge=1, le=100_000,
                                    description="connections and requests at once; beyond: 503")
     keep_alive_s: float = Field(5, gt=0, le=300, description="idle keep-alive connections close")
-    metrics_port: int = Field(9100, ge=1, le=65535, description="/metrics, off the public port")
+    metrics_port: int = Field(DEFAULT_METRICS_PORT, ge=1, le=65535,
+                              description="/metrics, off the public port")
     metrics_host: str = Field("127.0.0.1", description="where /metrics listens (0.0.0.0 in a pod)")
 
 

@@ -5,7 +5,7 @@ checks against the bot.
     python3 deploy/smoke.py standin --port 3391 --log calls.jsonl     # until killed
     python3 deploy/smoke.py check --bot http://127.0.0.1:3390 --standin-log calls.jsonl \
         --secret S --response-url http://127.0.0.1:3391/response/r1
-    python3 deploy/smoke.py expect http://127.0.0.1:3390/readyz 503
+    python3 deploy/smoke.py expect http://127.0.0.1:3390/readyz 200 --contains unreachable
 
 Each check prints one line, PASS or FAIL, its name and what was seen; the exit status is the
 number of failures (0: all passed).
@@ -28,6 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TEAM = "T0SMOKE"
+# bot.settings.DEFAULT_METRICS_PORT (this file runs without the bot's package too)
+DEFAULT_METRICS_PORT = 9478
 BOT_USER = "U0SMOKEBOT"
 USER_EN = "U0SMOKEEN"
 USER_ZH = "U0SMOKEZH"  # users.info says zh-CN: the bot answers this user in Chinese
@@ -206,7 +208,7 @@ class Report:
 def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: float,
                post_wait_s: float = 30, metrics: str = "") -> int:
     """Health, readiness, metrics, a forged and two signed slash commands: the failure count.
-    `metrics`: the /metrics URL (METRICS_PORT, default 9100 on the bot's host)."""
+    `metrics`: the /metrics URL (METRICS_PORT, DEFAULT_METRICS_PORT on the bot's host)."""
     report = Report()
     start, status, body = time.monotonic(), 0, ""
     while time.monotonic() - start < wait_s:
@@ -224,7 +226,7 @@ def run_checks(bot: str, secret: str, log_path: str, response_url: str, wait_s: 
     report.check("readyz (Redis answers)", status == 200 and '"ready":true' in body.replace(" ", ""),
                  f"{status} {body}")
     metrics = metrics or urllib.parse.urlsplit(bot)._replace(
-        netloc=f"{urllib.parse.urlsplit(bot).hostname}:9100").geturl()
+        netloc=f"{urllib.parse.urlsplit(bot).hostname}:{DEFAULT_METRICS_PORT}").geturl()
     public, _body = request(bot + "/metrics")
     status, body = request(metrics.rstrip("/") + "/metrics")
     report.check("metrics (own port, not the public one)",
@@ -262,10 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--standin-log", required=True)
     c.add_argument("--response-url", required=True)
     c.add_argument("--wait", type=float, default=120, help="seconds to wait for /healthz")
-    c.add_argument("--metrics", default="", help="http://127.0.0.1:METRICS_PORT (default 9100)")
+    c.add_argument("--metrics", default="",
+                   help=f"http://127.0.0.1:METRICS_PORT (default {DEFAULT_METRICS_PORT})")
     e = sub.add_parser("expect", help="GET URL and compare the status")
     e.add_argument("url")
     e.add_argument("status", type=int)
+    e.add_argument("--contains", default="", help="text the body must hold")
     args = parser.parse_args(argv)
     if args.command == "standin":
         serve_standin(args.port, args.log)
@@ -275,8 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_checks(args.bot.rstrip("/"), args.secret, args.standin_log, args.response_url,
                           args.wait, metrics=args.metrics)
     status, body = request(args.url)
-    return Report().check(f"GET {urllib.parse.urlsplit(args.url).path} -> {args.status}",
-                          status == args.status, f"{status} {body[:80]}") is False
+    wanted = f" with {args.contains!r}" if args.contains else ""
+    return Report().check(f"GET {urllib.parse.urlsplit(args.url).path} -> {args.status}{wanted}",
+                          status == args.status and args.contains in body,
+                          f"{status} {body[:80]}") is False
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ offline) with the bot, Redis and the wiring between them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,8 @@ import pytest
 import yaml
 from compose_spec import PyCompose
 
-from bot.settings import Settings, variables
-from tests.deploy.conftest import DEPLOY, ROOT
+from bot.settings import DEFAULT_METRICS_PORT, Settings, variables
+from tests.deploy.conftest import BASE, DEPLOY, ROOT
 
 COMPOSE = DEPLOY / "compose.yaml"
 ENV_EXAMPLE = DEPLOY / ".env.example"
@@ -39,21 +40,52 @@ def read_env(path: Path) -> dict[str, str]:
     return values
 
 
+INTERPOLATION = re.compile(r"\$\$|\$\{(?P<name>\w+)(?:(?P<op>:-|:\?)(?P<arg>[^}]*))?\}")
+
+
+def interpolate(text: str, values: dict[str, str]) -> str:
+    """Compose's own ${VAR}, ${VAR:-default}, ${VAR:?error} and $$, applied before it parses."""
+    def one(match: re.Match[str]) -> str:
+        if match[0] == "$$":
+            return "$"
+        if values.get(match["name"]):
+            return values[match["name"]]
+        if match["op"] == ":?":
+            raise ValueError(f"{match['name']}: {match['arg']}")
+        return match["arg"] or ""
+    return INTERPOLATION.sub(one, text)
+
+
 def test_strict_compose_spec_parse() -> None:
-    parsed = PyCompose.from_yaml(COMPOSE.read_text(encoding="utf-8"))  # ValueError on any typo
+    text = interpolate(COMPOSE.read_text(encoding="utf-8"), read_env(ENV_EXAMPLE))
+    parsed = PyCompose.from_yaml(text)  # ValueError on any typo
     parsed.validate()  # every volume/network a service names is declared
     assert {"bot", "redis"} <= set(parsed.service_names())
+    # a REDIS_PASSWORD is required (Redis holds data); METRICS_PORT from deploy/.env moves the port
+    with pytest.raises(ValueError, match="REDIS_PASSWORD"):
+        interpolate(COMPOSE.read_text(encoding="utf-8"), {})
+    moved = yaml.safe_load(interpolate(COMPOSE.read_text(encoding="utf-8"),
+                                       {"REDIS_PASSWORD": "x", "METRICS_PORT": "9560"}))
+    assert moved["services"]["bot"]["ports"][1] == "127.0.0.1:9560:9560"
+    assert moved["services"]["bot"]["environment"]["METRICS_PORT"] == "9560"
 
 
-def test_redis_appends_to_a_named_volume_and_reports_health(compose: dict[str, Any]) -> None:
+def test_redis_is_the_datastore_kubernetes_runs(compose: dict[str, Any]) -> None:
+    """The same redis.conf as deploy/k8s (AOF, snapshots, maxmemory + noeviction), a memory
+    limit above the cap, a password required from deploy/.env, data on a named volume."""
     redis = compose["services"]["redis"]
     assert redis["image"].split(":")[0] == "redis" and redis["image"].split(":")[1].startswith("7")
-    command = redis["command"] if isinstance(redis["command"], list) else redis["command"].split()
-    assert command[command.index("--appendonly") + 1] == "yes"
-    volume, _, target = redis["volumes"][0].partition(":")
-    assert target == "/data" and volume in compose["volumes"]  # named, not a bind mount
+    command = redis["command"]
+    assert command[:2] == ["redis-server", "/usr/local/etc/redis/redis.conf"]  # entrypoint drops root
+    assert command[2] == "--requirepass" and command[3].startswith("${REDIS_PASSWORD:?")
+    assert redis["environment"]["REDISCLI_AUTH"] == command[3]
+    volumes = dict(v.split(":", 1) for v in redis["volumes"])
+    assert volumes["redis-data"] == "/data" and "redis-data" in compose["volumes"]  # named
+    conf = next(k for k, v in volumes.items() if v.startswith("/usr/local/etc/redis/redis.conf"))
+    assert (COMPOSE.parent / conf).resolve() == BASE / "redis.conf"
+    assert redis["mem_limit"] == "512m"
     test = redis["healthcheck"]["test"]
-    assert "redis-cli ping" in " ".join(test if isinstance(test, list) else [test])
+    assert test == ["CMD-SHELL", "redis-cli ping | grep -q PONG"]
     assert "ports" not in redis  # Redis stays on the compose network
 
 
@@ -64,8 +96,11 @@ def test_bot_waits_for_a_healthy_redis_and_reports_health(compose: dict[str, Any
     assert (ROOT / bot["build"]["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
     # published on the host's loopback only: the reverse proxy in front forwards /slack/events,
     # while /healthz, /readyz and /metrics (a port of its own) stay off the network
-    assert [str(p) for p in bot["ports"]] == ["127.0.0.1:3000:3000", "127.0.0.1:9100:9100"]
-    assert bot["environment"]["METRICS_PORT"] == "9100"
+    # METRICS_PORT from deploy/.env moves both sides; its default is the bot's, not 9100
+    metrics = f"${{METRICS_PORT:-{DEFAULT_METRICS_PORT}}}"
+    assert [str(p) for p in bot["ports"]] == ["127.0.0.1:3000:3000",
+                                              f"127.0.0.1:{metrics}:{metrics}"]
+    assert bot["environment"]["METRICS_PORT"] == metrics and DEFAULT_METRICS_PORT != 9100
     test = " ".join(bot["healthcheck"]["test"])
     assert "/healthz" in test and "3000" in test and "curl" not in test
     assert bot["restart"] in ("unless-stopped", "always")
@@ -78,7 +113,7 @@ def test_env_file_is_deploy_env_documented_by_the_example(compose: dict[str, Any
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert ".env" in ignored or "deploy/.env" in ignored  # the real one holds secrets
     values = read_env(ENV_EXAMPLE)
-    assert {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "REDIS_URL"} <= set(values)
+    assert {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "REDIS_URL", "REDIS_PASSWORD"} <= set(values)
     assert values["REDIS_URL"] == "redis://redis:6379/0"
     assert "redis" in compose["services"]
     # the example's values pass the bot's own start-up checks

@@ -3,7 +3,10 @@ kubernetes-validate package, offline), and the objects fit together the way the 
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -11,13 +14,16 @@ import pytest
 import yaml
 from kubernetes_validate.utils import latest_version
 
-from bot.settings import Settings
-from tests.deploy.conftest import BASE, K8S, OVERLAY, one
+from bot.server import GRACEFUL_HTTP_S
+from bot.settings import DEFAULT_METRICS_PORT, Settings
+from tests.deploy.conftest import BASE, K8S, OVERLAY, kubectl, one, render
 
 # 1.27: the oldest release where CronJob.spec.timeZone is GA; then the newest schemas shipped.
 VERSIONS = ["1.27", ".".join(latest_version().split(".")[:2])]
 SECRET = "gpusize-slack"
 SECRET_KEYS = {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"}
+REDIS_SECRET = "gpusize-redis"
+COMPONENTS = K8S / "components"
 BOT_LABELS = {"app.kubernetes.io/name": "gpusize", "app.kubernetes.io/component": "bot"}
 
 
@@ -46,9 +52,12 @@ def test_every_object_is_valid_kubernetes(tree: str, version: str, request: Any)
 
 def test_the_secret_example_is_valid_and_never_applied(base: list[dict[str, Any]],
                                                         overlay: list[dict[str, Any]]) -> None:
-    example = yaml.safe_load((K8S / "secret.example.yaml").read_text(encoding="utf-8"))
-    kubernetes_validate.validate(example, VERSIONS[-1], strict=True)
-    assert example["metadata"]["name"] == SECRET and set(example["stringData"]) == SECRET_KEYS
+    examples = {d["metadata"]["name"]: d for d in yaml.safe_load_all(
+        (K8S / "secret.example.yaml").read_text(encoding="utf-8"))}
+    for example in examples.values():
+        kubernetes_validate.validate(example, VERSIONS[-1], strict=True)
+    assert set(examples[SECRET]["stringData"]) == SECRET_KEYS
+    assert set(examples[REDIS_SECRET]["stringData"]) == {"REDIS_PASSWORD"}
     assert not [o for o in base + overlay if o["kind"] == "Secret"]
     for kfile in K8S.rglob("kustomization.yaml"):
         resources = yaml.safe_load(kfile.read_text(encoding="utf-8"))["resources"]
@@ -57,7 +66,6 @@ def test_the_secret_example_is_valid_and_never_applied(base: list[dict[str, Any]
 
 def test_bot_deployment(base: list[dict[str, Any]]) -> None:
     deployment = one(base, "Deployment", "gpusize")
-    assert deployment["spec"]["replicas"] == 2
     assert deployment["spec"]["selector"]["matchLabels"] == BOT_LABELS
     template = deployment["spec"]["template"]
     assert BOT_LABELS.items() <= template["metadata"]["labels"].items()
@@ -65,14 +73,16 @@ def test_bot_deployment(base: list[dict[str, Any]]) -> None:
     (bot,) = spec["containers"]
     assert bot["image"] == "gpusize:0.1.0"
     assert bot.get("args", ["gpusize", "serve"]) == ["gpusize", "serve"]
-    assert {p["name"]: p["containerPort"] for p in bot["ports"]} == {"http": 3000, "metrics": 9100}
+    assert {p["name"]: p["containerPort"] for p in bot["ports"]} == {
+        "http": 3000, "metrics": DEFAULT_METRICS_PORT}
     assert bot["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert bot["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     variables = env(bot)
     for key in SECRET_KEYS:
         assert variables[key] == {"secretKeyRef": {"name": SECRET, "key": key}}
     assert variables["PORT"] == "3000"
-    assert variables["METRICS_PORT"] == "9100" and variables["METRICS_HOST"] == "0.0.0.0"
+    assert variables["METRICS_PORT"] == str(DEFAULT_METRICS_PORT) != "9100"  # node_exporter's
+    assert variables["METRICS_HOST"] == "0.0.0.0"
     annotations = template["metadata"]["annotations"]
     assert annotations["prometheus.io/port"] == variables["METRICS_PORT"]
     # the default (CPUs - 1) counts the node's CPUs, not the pod's limit
@@ -93,25 +103,50 @@ def test_redis_url_points_at_the_in_cluster_redis(base: list[dict[str, Any]]) ->
         for container in pod_spec(obj)["containers"]:
             url = env(container)["REDIS_URL"]
             assert re.fullmatch(rf"redis://{service['metadata']['name']}:{port}/\d+", url), url
+            # the password from the Secret, never in the URL or the manifest
+            assert env(container)["REDIS_PASSWORD"] == {
+                "secretKeyRef": {"name": REDIS_SECRET, "key": "REDIS_PASSWORD"}}
 
 
-def test_redis_keeps_an_append_only_file_on_a_claimed_volume(base: list[dict[str, Any]]) -> None:
+def redis_conf() -> dict[str, str]:
+    lines = (BASE / "redis.conf").read_text(encoding="utf-8").splitlines()
+    return {k: v.strip() for k, _, v in (line.partition(" ") for line in lines
+                                          if line.strip() and not line.startswith("#"))}
+
+
+def test_redis_is_kept_as_a_datastore(base: list[dict[str, Any]]) -> None:
+    """Issue 26: AOF and snapshots on a claimed volume, a memory cap that refuses rather than
+    evicts (under the container's limit), a password from the Secret, probes that need PONG."""
     statefulset = one(base, "StatefulSet", "gpusize-redis")
-    (redis,) = pod_spec(statefulset)["containers"]
+    spec = pod_spec(statefulset)
+    (redis,) = spec["containers"]
     assert redis["image"].startswith("redis:7")
-    words = redis.get("command", []) + redis.get("args", [])
-    assert words[words.index("--appendonly") + 1] == "yes"
+    conf = redis_conf()
+    assert conf["appendonly"] == "yes" and conf["appendfsync"] == "everysec"
+    assert conf["maxmemory-policy"] == "noeviction" and conf["dir"] == "/data"
+    assert conf["save"], "snapshots: dump.rdb is what a backup copies"
+    assert "requirepass" not in conf  # never in a file
+    cap = quantity(conf["maxmemory"].replace("mb", "M").replace("gb", "G"))
+    assert cap <= 0.8 * quantity(redis["resources"]["limits"]["memory"])  # room for a rewrite
+    words = " ".join(redis.get("command", []) + redis.get("args", []))
+    assert "redis-server /etc/redis/redis.conf" in words and '--requirepass "$REDIS_PASSWORD"' in words
+    for name in ("REDIS_PASSWORD", "REDISCLI_AUTH"):
+        assert env(redis)[name] == {"secretKeyRef": {"name": REDIS_SECRET, "key": "REDIS_PASSWORD"}}
     (claim,) = statefulset["spec"]["volumeClaimTemplates"]
-    mount = next(m for m in redis["volumeMounts"] if m["name"] == claim["metadata"]["name"])
-    assert mount["mountPath"] == "/data"
-    assert "--dir" not in words or words[words.index("--dir") + 1] == "/data"
+    mounts = {m["name"]: m["mountPath"] for m in redis["volumeMounts"]}
+    assert mounts[claim["metadata"]["name"]] == "/data"
+    config = next(v for v in spec["volumes"] if v["name"] == "config")
+    generated = one(base, "ConfigMap", config["configMap"]["name"])
+    assert generated["data"]["redis.conf"] == (BASE / "redis.conf").read_text(encoding="utf-8")
+    assert mounts["config"] == "/etc/redis"
     for probe in ("readinessProbe", "livenessProbe"):
-        assert redis[probe]["exec"]["command"] == ["redis-cli", "ping"]
+        assert redis[probe]["exec"]["command"] == ["sh", "-c", "redis-cli ping | grep -q PONG"]
 
 
 def test_everything_runs_as_non_root_with_a_read_only_root(base: list[dict[str, Any]]) -> None:
     workloads = [o for o in base if o["kind"] in ("Deployment", "StatefulSet", "CronJob")]
     assert len(workloads) == 3
+    assert len([o for o in base if o["kind"] == "ConfigMap"]) == 1  # redis.conf
     for obj in workloads:
         spec = pod_spec(obj)
         assert spec["securityContext"]["runAsNonRoot"] is True
@@ -210,7 +245,7 @@ def test_example_overlay(overlay: list[dict[str, Any]]) -> None:
     namespace = overlay[0]["metadata"]["name"]
     assert all(o["metadata"]["namespace"] == namespace for o in overlay[1:])
     deployment = one(overlay, "Deployment", "gpusize")
-    assert deployment["spec"]["replicas"] == 3
+    assert "replicas" not in deployment["spec"]
     assert one(overlay, "HorizontalPodAutoscaler")["spec"]["minReplicas"] == 3
     image = "registry.example.com/team/gpusize:0.1.0"
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == image
@@ -228,6 +263,78 @@ def test_kustomizations_name_real_files() -> None:
             assert (directory / entry).exists(), f"{directory}: {entry}"
     listed = set(yaml.safe_load((BASE / "kustomization.yaml").read_text())["resources"])
     assert listed == {p.name for p in BASE.glob("*.yaml")} - {"kustomization.yaml"}
+
+
+@pytest.mark.parametrize("tree", ["base", "overlay"])
+def test_the_autoscaler_alone_counts_the_replicas(tree: str, request: Any) -> None:
+    """Issue 26: a `replicas` beside the HPA reset it on every `kubectl apply -k`."""
+    objects = request.getfixturevalue(tree)
+    for hpa in (o for o in objects if o["kind"] == "HorizontalPodAutoscaler"):
+        target = one(objects, hpa["spec"]["scaleTargetRef"]["kind"],
+                     hpa["spec"]["scaleTargetRef"]["name"])
+        assert "replicas" not in target["spec"]
+    for kfile in K8S.rglob("kustomization.yaml"):
+        assert "replicas" not in (yaml.safe_load(kfile.read_text(encoding="utf-8")) or {}), kfile
+
+
+def test_rolling_updates_drop_no_request(base: list[dict[str, Any]]) -> None:
+    """Issue 26: a preStop delay keeps the pod serving while its endpoint is withdrawn, and the
+    grace period covers that delay, uvicorn's wait for open requests and the job drain."""
+    spec = pod_spec(one(base, "Deployment", "gpusize"))
+    (bot,) = spec["containers"]
+    command = bot["lifecycle"]["preStop"]["exec"]["command"]
+    assert command[0] == "sleep" and int(command[1]) >= 3
+    drain = Settings.model_fields["shutdown_grace_s"].default
+    assert spec["terminationGracePeriodSeconds"] > int(command[1]) + GRACEFUL_HTTP_S + drain
+    # readiness is not Redis's: a Redis outage must not empty the Service
+    assert bot["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert bot["readinessProbe"] != bot["livenessProbe"]
+
+
+def with_component(tmp_path: Path, component: str) -> list[dict[str, Any]]:
+    """The example overlay with an optional component added, as a user's overlay would."""
+    here = os.path.relpath(K8S, tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "namespace": "gpusize", "resources": [f"{here}/overlays/example"],
+        "components": [f"{here}/components/{component}"]}), encoding="utf-8")
+    return render(tmp_path)
+
+
+def test_the_optional_servicemonitor_scrapes_the_metrics_service(tmp_path: Path,
+                                                                 overlay: list[dict[str, Any]]) -> None:
+    assert not [o for o in overlay if o["kind"] == "ServiceMonitor"]  # opt-in: needs the CRDs
+    objects = with_component(tmp_path, "servicemonitor")
+    monitor = one(objects, "ServiceMonitor", "gpusize")
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+    assert monitor["metadata"]["namespace"] == "gpusize"
+    service = one(objects, "Service", "gpusize-metrics")
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert not monitor["spec"]["selector"]["matchLabels"].items() <= \
+        one(objects, "Service", "gpusize")["metadata"]["labels"].items()  # not the public one
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
+    assert endpoint["path"] == "/metrics"
+
+
+def test_metrics_port_moves_with_one_overlay_patch(tmp_path: Path) -> None:
+    """docs/DEPLOY.md's patch: the env, the containerPort and the annotation move together; the
+    Services and the NetworkPolicy follow the port's name."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "DEPLOY.md").read_text(encoding="utf-8")
+    block = docs.split("<!-- metrics-port-patch -->")[1].split("```yaml")[1].split("```")[0]
+    here = os.path.relpath(K8S, tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        f"resources:\n  - {here}/overlays/example\n" + block, encoding="utf-8")
+    assert kubectl()
+    out = subprocess.run([kubectl(), "kustomize", str(tmp_path)], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    objects = [d for d in yaml.safe_load_all(out) if d]
+    deployment = one(objects, "Deployment", "gpusize")
+    (bot,) = pod_spec(deployment)["containers"]
+    port = env(bot)["METRICS_PORT"]
+    assert port != str(DEFAULT_METRICS_PORT)
+    assert {p["name"]: p["containerPort"] for p in bot["ports"]}["metrics"] == int(port)
+    assert deployment["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"] == port
 
 
 QUANTITY = re.compile(r"(?P<number>\d+(\.\d+)?)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?")

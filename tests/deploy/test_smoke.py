@@ -192,3 +192,15 @@ def test_checks_pass_against_the_bot_and_fail_when_refused(
     out = capsys.readouterr().out
     assert failures == 4, out
     assert re.findall(r"FAIL  signed /gpusize .*: ack: 401", out) and time.monotonic() - start < 20
+
+
+def test_smoke_knows_the_bots_metrics_port_and_cleans_up() -> None:
+    """Issue 26: 9100 (node_exporter's) made smoke.sh fail falsely, and each run left the redis
+    image's anonymous /data volume behind."""
+    from bot.settings import DEFAULT_METRICS_PORT
+
+    assert smoke.DEFAULT_METRICS_PORT == DEFAULT_METRICS_PORT
+    script = SMOKE_SH.read_text(encoding="utf-8")
+    assert '-e "METRICS_PORT=$METRICS_PORT"' in script and "METRICS_PORT=$(free_port" in script
+    removals = re.findall(r'"\$\{E\[@\]\}" rm (-[-\w ]+)"\$NAME', script)
+    assert removals and all("-v" in flags.split() for flags in removals), removals
