@@ -26,12 +26,14 @@ from engine.request import Request
 from engine.schema import ApiComparison, ApiOffer, Plan
 from engine.traffic import (
     DAYS_PER_MONTH,
-    DEFAULT_ANSWER,
     DEFAULT_PEAK,
     SECONDS_PER_DAY,
     Load,
+    assumed_lengths,
     load_of,
+    peak_assumed,
     poisson_quantile,
+    request_lengths,
 )
 
 SIMILAR_SIZE = 1.5  # an API for a model within 1.5x the parameters stands in when nothing closer
@@ -133,12 +135,12 @@ def held_mean(users: int) -> float:
 
 
 def _lengths(req: Request, load: Load | None) -> tuple[int, int]:
-    """(prompt, answer) of one request: the traffic's, else the plan's sequence split as the
-    forward answer splits it (prompt= and output=, else the typical answer)."""
+    """(prompt, answer) of one request: the traffic's, else the same typical request requests=
+    would assume (prompt= and output=; a context= given holds it; else a typical chat request),
+    never the plan's whole sequence split in two."""
     if load is not None:
         return load.prompt, load.answer
-    answer = req.answer_tokens or min(DEFAULT_ANSWER, max(1, req.context // 2))
-    return max(1, req.context - answer), answer
+    return request_lengths(req)
 
 
 def plan_monthly(plan: Plan) -> tuple[str | None, float | None]:
@@ -152,9 +154,10 @@ def plan_monthly(plan: Plan) -> tuple[str | None, float | None]:
 
 
 def compare(plan: Plan, spec: ModelSpec, req: Request, book: PriceBook,
-            today: date) -> ApiComparison | None:
+            today: date, asked: Request | None = None) -> ApiComparison | None:
     """The plan beside the hosted APIs for the same traffic (requests=, else the plan's capacity
-    at the peak factor); None for training plans and plans that do not run."""
+    at the peak factor); None for training plans and plans that do not run. `asked`: the request
+    as asked, when `req` has the typical request's lengths filled in (said as assumed)."""
     if not req.is_serving or plan.verdict == "no" or plan.cost is None:
         return None
     load = load_of(req)
@@ -173,9 +176,13 @@ def compare(plan: Plan, spec: ModelSpec, req: Request, book: PriceBook,
     elif capacity is not None:
         requests = capacity
         notes.append(_("no requests= given: compared at the plan's capacity, {requests:,.0f} "
-                       "requests a day of {prompt} + {answer} tokens at a peak factor of "
-                       "{peak:g}").format(requests=capacity, prompt=prompt, answer=answer,
-                                          peak=peak))
+                       "requests a day of {prompt:,} + {answer:,} tokens at a peak factor of "
+                       "{peak:g} (set requests=, prompt=, output=, peak=)").format(
+            requests=capacity, prompt=prompt, answer=answer, peak=peak))
+        notes += [_("assumed: {what}").format(what=a)
+                  for a in assumed_lengths(asked or req, prompt, answer)]
+        if req.peak is None:
+            notes.append(_("assumed: {what}").format(what=peak_assumed(peak)))
     else:
         return None
     tokens = requests * DAYS_PER_MONTH * (prompt + answer)
@@ -191,7 +198,8 @@ def compare(plan: Plan, spec: ModelSpec, req: Request, book: PriceBook,
     verdict = _verdict(offers, monthly, per_m, full, capacity, currency, mode)
     return ApiComparison.build(
         currency=currency, mode=mode, monthly=_round(monthly), requests_per_day=round(requests, 1),
-        tokens_per_month=round(tokens), capacity_requests_per_day=_round(capacity, 1),
+        tokens_per_month=round(tokens), prompt_tokens=prompt, answer_tokens=answer,
+        users=req.users, capacity_requests_per_day=_round(capacity, 1),
         utilization=None if utilization is None else round(min(utilization, 1.0), 3),
         per_m_tokens=None if per_m is None else round(per_m, 4), offers=offers, verdict=verdict,
         notes=notes)

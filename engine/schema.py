@@ -327,6 +327,9 @@ class ApiComparison(_Doc):
     requests_per_day: float = Field(description="the traffic compared: given, or the plan's "
                                                 "capacity at the assumed utilization")
     tokens_per_month: float
+    prompt_tokens: int | None = Field(None, description="tokens in, per request compared")
+    answer_tokens: int | None = Field(None, description="tokens out, per request compared")
+    users: int | None = Field(None, description="concurrent users the compared plan holds")
     capacity_requests_per_day: float | None = Field(
         None, description="requests a day the plan serves at the service level, at its peak factor")
     utilization: float | None = Field(None, description="average load over the plan's capacity")

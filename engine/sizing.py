@@ -225,11 +225,12 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     if full is not None and plans:  # a box you own: its worth against an API at what it carries
         full_req, full_plan = full
         full_req = request_of(full_req, full_plan)
-        api = compare(full_plan, spec, full_req, book, today)
+        api = compare(full_plan, spec, full_req, book, today, asked)
         if api is not None:
-            api.notes.insert(0, _("compared at the box's capacity: {users} with {context} "
-                                  "tokens each").format(users=counted(full_req.users, "user"),
-                                                        context=full_req.context))
+            api.notes.insert(0, _("compared at the box's capacity for a typical request: {users} "
+                                  "at once, each {prompt:,} tokens in and {answer:,} out").format(
+                users=counted(full_req.users, "user"), prompt=full_req.prompt_tokens,
+                answer=full_req.answer_tokens))
             gpu = catalog.gpus()[full_plan.gpu]
             plans[0] = plans[0].model_copy(update={
                 "api": api, "launch": launch_for(spec, full_req, full_plan, gpu)})

@@ -114,17 +114,27 @@ def users_for(load: Load) -> int:
     return max(1, poisson_quantile(load.mean_in_flight))
 
 
-def traffic_doc(req: Request, load: Load, users: int) -> TrafficDoc:
+def assumed_lengths(req: Request, prompt: int, answer: int) -> list[str]:
+    """What request_lengths assumed for (prompt, answer), with the source of each default."""
     assumed = []
     if req.prompt is None and "context" not in req.model_fields_set:
         assumed.append(_("prompt {tokens} tokens (not given: the median conversation request in "
-                         "Azure's 2023 inference trace)").format(tokens=load.prompt))
+                         "Azure's 2023 inference trace)").format(tokens=prompt))
     if req.output is None:
         assumed.append(_("answer {tokens} tokens (not given: ShareGPT conversations' average)")
-                       .format(tokens=load.answer))
+                       .format(tokens=answer))
+    return assumed
+
+
+def peak_assumed(peak: float) -> str:
+    return _("peak factor {peak:g}: a working day's requests arrive in about 8 busy hours (set "
+             "peak=)").format(peak=peak)
+
+
+def traffic_doc(req: Request, load: Load, users: int) -> TrafficDoc:
+    assumed = assumed_lengths(req, load.prompt, load.answer)
     if req.peak is None:
-        assumed.append(_("peak factor {peak:g}: a working day's requests arrive in about 8 busy "
-                         "hours (set peak=)").format(peak=load.peak))
+        assumed.append(peak_assumed(load.peak))
     text = _("{requests:,.0f} requests/day x {peak:g} peak factor = {rate:.2f} requests/s in the "
              "busiest hour; each takes up to {seconds:.1f} s ({ttft:.1f} s to the first token + "
              "{answer} tokens at {floor:g} tokens/s), so {mean:.1f} are in flight on average "

@@ -64,8 +64,7 @@ def api_lines(plan: Plan, limit: int = 4) -> list[str]:
                                               monthly=money(a.monthly, cur),
                                               per_m=unit_price(a.per_m_tokens, cur), util=util))
     for o in a.offers[:limit]:
-        even = (_("; the plan pays off above {n:,.0f} requests a day").format(
-            n=o.break_even_requests_per_day) if o.break_even_requests_per_day else "")
+        even = _break_even(o.break_even_requests_per_day, a.capacity_requests_per_day)
         out.append("• " + _("{provider} {api} ({match}, {market}): {inp}/{outp} per million "
                             "in/out = {monthly}/month, {per_m} per million tokens{even}").format(
             provider=o.provider, api=o.api_model, match=_(MATCH_TEXT[o.match]),
@@ -78,6 +77,17 @@ def api_lines(plan: Plan, limit: int = 4) -> list[str]:
         out.append("→ " + a.verdict)
     out += [f"  {note}" for note in a.notes]
     return out
+
+
+def _break_even(even: float | None, capacity: float | None) -> str:
+    """Where the plan's fixed cost a month meets the API's cost for the same traffic; past what
+    the plan carries it never does (more copies of the plan only repeat the same sum)."""
+    if not even:
+        return ""
+    if capacity is not None and even > capacity:
+        return _("; the plan never pays off against it: that takes {n:,.0f} requests a day, more "
+                 "than the {capacity:,.0f} it carries").format(n=even, capacity=capacity)
+    return _("; the plan pays off above {n:,.0f} requests a day").format(n=even)
 
 
 def capacity_lines(cap: Capacity | None) -> list[str]:

@@ -11,8 +11,13 @@ import pytest
 import engine
 from engine import catalog
 from engine.api_prices import api_prices, held_mean, matches
+from engine.parse import parse
+from engine.plan import ranked_plans
 from engine.prices import price_book
-from engine.traffic import DAYS_PER_MONTH, poisson_quantile
+from engine.resolve import resolve_model
+from engine.sizing import prepared
+from engine.traffic import DAYS_PER_MONTH, poisson_quantile, request_lengths
+from present.detail import api_lines
 
 TODAY = date(2026, 12, 2)
 
@@ -99,3 +104,57 @@ def test_rows_go_stale() -> None:
     ans = engine.ask("deepseek-v3 inference", today=date(2027, 12, 31))
     offers = ans.plans[0].api.offers  # type: ignore[union-attr]
     assert offers and all(o.stale for o in offers)
+
+
+BOXES = ("llama-3.1-8b inference gpu=4090 gpus=1", "qwen3-32b inference gpu=4090 gpus=8",
+         "qwen2.5-7b inference gpu=l20 gpus=1 prompt=2000 output=500",
+         "qwen2.5-72b inference quant=awq gpu=a100-80gb gpus=2 context=8k")
+
+
+def _forward_meets(text: str, **update: object) -> bool:
+    req = parse(text)
+    spec = resolve_model(req.model)[0]
+    req = prepared(spec, req).model_copy(update=update)
+    plans, _m, _e = ranked_plans(spec, req, today=TODAY, book=price_book())
+    plan = plans[0] if plans else None
+    return (plan is not None and plan.verdict != "no" and plan.service is not None
+            and plan.service.meets)
+
+
+@pytest.mark.parametrize("text", BOXES)
+def test_a_box_is_compared_at_a_typical_request_and_its_most_users(text: str) -> None:
+    """Without requests=, a box is compared with the request requests= would assume (not its
+    whole sequence split in two), at the most users the forward answer serves with it."""
+    ans = engine.ask(text, today=TODAY)
+    api = ans.plans[0].api
+    assert api is not None and api.users and api.prompt_tokens and api.answer_tokens
+    req = parse(text)
+    expected = request_lengths(prepared(resolve_model(req.model)[0], req))
+    assert (api.prompt_tokens, api.answer_tokens) == expected
+    assert api.tokens_per_month == pytest.approx(
+        api.requests_per_day * DAYS_PER_MONTH * sum(expected), rel=1e-3)
+    shape = {"context": sum(expected), "prompt": expected[0], "output": expected[1]}
+    assert _forward_meets(text, users=api.users, **shape)
+    assert not _forward_meets(text, users=api.users + 1, **shape)
+    if "prompt=" not in text and "context=" not in text and not resolve_model(
+            req.model)[0].reasoning:
+        assert expected == (1000, 340)  # the typical chat request, said as assumed
+        assert any("1000 tokens" in n for n in api.notes)
+
+
+@pytest.mark.parametrize("text", [*BOXES, "qwen2.5-72b inference requests=100k"])
+def test_break_even_is_said_only_where_the_plan_reaches_it(text: str) -> None:
+    plan = engine.ask(text, today=TODAY).plans[0]
+    api = plan.api
+    assert api is not None and api.capacity_requests_per_day
+    lines = api_lines(plan, limit=len(api.offers))
+    offer_lines = [line for line in lines if line.startswith("• ") and " in/out = " in line]
+    assert len(offer_lines) == len(api.offers)
+    for offer, line in zip(api.offers, offer_lines, strict=True):
+        even = offer.break_even_requests_per_day
+        if even is None:
+            continue
+        if even > api.capacity_requests_per_day:
+            assert "never pays off" in line and "pays off above" not in line, line
+        else:
+            assert f"pays off above {even:,.0f} requests a day" in line, line
