@@ -27,6 +27,11 @@ def action_seen(team: str, user: str, action_ts: str) -> str:
     return f"{PREFIX}:action:{team}:{user}:{action_ts}"
 
 
+def form_submitted(view: str) -> str:
+    """Set once per submitted form (its view id and hash): a double submission posts once."""
+    return f"{PREFIX}:form:{view}"
+
+
 def message_seen(team: str, channel: str, ts: str) -> str:
     """Set once per message: a thread reply that mentions the bot arrives as two events."""
     return f"{PREFIX}:msg:{team}:{channel}:{ts}"

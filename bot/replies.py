@@ -66,6 +66,28 @@ class Replies:
         """A reply through the command's response_url (once per job step)."""
         await jobs.once("respond", lambda: _none(respond(**message)))
 
+    async def direct_channel(self, user: str) -> str:
+        """The bot's direct-message conversation with `user` (its id, D...): a form submitted
+        where no channel is known is answered there, and continues there like any thread."""
+        resp = await self.client.conversations_open(users=user)
+        return str((resp.get("channel") or {}).get("id") or user)
+
+    def privately(self, channel: str, user: str) -> Respond:
+        """A `respond` for work that has no response_url (a submitted form): an ephemeral
+        message in the channel, or a direct message when the bot cannot post there."""
+        async def respond(*, text: str = "", blocks: list[dict[str, Any]] | None = None,
+                          **_ignored: Any) -> None:
+            extra = {"blocks": blocks} if blocks else {}
+            try:
+                await self.client.chat_postEphemeral(channel=channel, user=user, text=text,
+                                                     **extra)
+            except SlackApiError as err:
+                if err.response.get("error") not in NOT_IN_CHANNEL:
+                    raise
+                await self.client.chat_postMessage(channel=user, text=text, **extra)
+
+        return respond
+
     async def in_thread(self, channel: str, thread_ts: str, *, text: str,
                         blocks: list[dict[str, Any]] | None = None) -> str:
         extra = {"blocks": blocks} if blocks is not None else {}

@@ -88,3 +88,158 @@ def view_text_length(view: dict[str, Any]) -> int:
         if block.get("type") == "input":
             total += len(block["label"]["text"]) + len((block.get("hint") or {}).get("text", ""))
     return total + len(view["title"]["text"])
+
+
+# -- the sizing form -------------------------------------------------------------------------------
+
+# The form's inputs: block id -> the grammar key it fills (the model and the method are words)
+FORM_KEYS = {"model": "model", "method": "method", "budget": "budget", "way": "mode",
+             "currency": "currency", "users": "users", "context": "context", "gpu": "gpu",
+             "gpus": "gpus", "market": "market", "channel": "channel"}
+CURRENCIES = ("CNY", "USD")
+
+
+def _option(text: str, value: str) -> dict[str, Any]:
+    return {"text": _plain(text, 75), "value": value[:150]}
+
+
+def _input(block_id: str, label: str, element: dict[str, Any], *, hint: str = "",
+           optional: bool = True) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "input", "block_id": block_id, "label": _plain(label, 2000),
+                             "optional": optional, "element": element}
+    if hint:
+        block["hint"] = _plain(hint, 2000)
+    return block
+
+
+def _select(action_id: str, placeholder: str, options: list[dict[str, Any]],
+            initial: str | None) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "static_select", "action_id": action_id,
+                               "placeholder": _plain(placeholder, 150), "options": options[:100]}
+    chosen = next((o for o in options if o["value"] == initial), None)
+    if chosen is not None:
+        element["initial_option"] = chosen
+    return element
+
+
+def _text_input(action_id: str, placeholder: str, initial: object = None) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "plain_text_input", "action_id": action_id,
+                               "placeholder": _plain(placeholder, 150)}
+    if initial not in (None, ""):
+        element["initial_value"] = str(initial)[:3000]
+    return element
+
+
+def _number_input(action_id: str, initial: object = None) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "number_input", "action_id": action_id,
+                               "is_decimal_allowed": False, "min_value": "1"}
+    if isinstance(initial, int | float) and initial >= 1:
+        element["initial_value"] = f"{int(initial)}"
+    return element
+
+
+def form_view(*, methods: list[tuple[str, str]], gpus: list[tuple[str, str]],
+              markets: list[tuple[str, str]], prefill: dict[str, Any] | None = None,
+              model_label: str = "", metadata: str = "", ask_channel: bool = False,
+              read_from: str = "") -> dict[str, Any]:
+    """The sizing form: what `/gpusize MODEL METHOD key=value ...` asks, as inputs. `methods`,
+    `gpus`, `markets`: (value, label) of each choice; `prefill`: the grammar's values to start
+    from (what the shortcut read); `model_label`: how the prefilled model is shown;
+    `ask_channel`: no conversation is known (App Home), so the form asks where to post;
+    `read_from`: the message the shortcut read, quoted above the inputs."""
+    given = prefill or {}
+    model: dict[str, Any] = {"type": "external_select", "action_id": "form_model",
+                             "placeholder": _plain(_("Type a model name or a Hub id"), 150),
+                             "min_query_length": 1}
+    if given.get("model"):
+        model["initial_option"] = _option(model_label or str(given["model"]), str(given["model"]))
+    budget = given.get("budget") if isinstance(given.get("budget"), dict) else None
+    way = given.get("mode") if given.get("mode") in ("buy", "rent") else None
+    amount = None
+    if budget is not None:
+        months = int(given.get("months") or 36)
+        figure = float(budget.get("amount") or 0)
+        # the form asks for rent per month; a thread keeps the whole horizon's money
+        amount = figure / months if way == "rent" else figure
+        amount = f"{amount:,.0f}".replace(",", "")
+    currency = (budget or {}).get("currency") or given.get("currency")
+    blocks: list[dict[str, Any]] = []
+    if read_from:
+        blocks.append(context(_("Read from the message: “{text}”").format(
+            text=read_from if len(read_from) <= 300 else read_from[:299] + "…")))
+    blocks += [
+        _input("model", _("Model"), model, optional=False,
+               hint=_("A catalog model, a size such as 13B or 8x7B, or a Hugging Face id "
+                      "(org/name).")),
+        _input("method", _("What to do"), _select(
+            "form_method", _("Pick one"), [_option(label, value) for value, label in methods],
+            given.get("method")), optional=False),
+        _input("budget", _("Budget"), _text_input("form_budget", _("e.g. 150k or 1.2M"),
+                                                 amount),
+               hint=_("Money to spend; leave empty to rank by cost.")),
+        _input("way", _("Buy or rent"), {
+            "type": "radio_buttons", "action_id": "form_way",
+            "options": [_option(_("buy: the budget is paid up front"), "buy"),
+                        _option(_("rent: the budget is per month"), "rent")],
+            **({"initial_option": _option(_("buy: the budget is paid up front"), "buy")
+                if way == "buy" else _option(_("rent: the budget is per month"), "rent")}
+               if way else {})}),
+        _input("currency", _("Currency"), _select(
+            "form_currency", _("The market's own"), [_option(c, c) for c in CURRENCIES],
+            currency)),
+        _input("users", _("Users at once (serving)"), _number_input("form_users",
+                                                                    given.get("users"))),
+        _input("context", _("Context (serving)"), _text_input(
+            "form_context", _("e.g. 8k or 32k"), _tokens(given.get("context")))),
+        _input("gpu", _("Cards you own (optional)"), _select(
+            "form_gpu", _("Any card"), [_option(label, value) for value, label in gpus],
+            given.get("gpu"))),
+        _input("gpus", _("How many of them"), _number_input("form_gpus", given.get("gpus"))),
+        _input("market", _("Market"), _select(
+            "form_market", _("Where you buy or rent"),
+            [_option(label, value) for value, label in markets], given.get("market"))),
+    ]
+    if ask_channel:
+        blocks.append(_input("channel", _("Post the answer in"), {
+            "type": "conversations_select", "action_id": "form_channel",
+            "default_to_current_conversation": True,
+            "placeholder": _plain(_("A channel the team reads"), 150),
+            "filter": {"include": ["public", "private"], "exclude_bot_users": True}},
+            hint=_("Leave it empty to get the answer as a direct message.")))
+    return modal(_("Size a GPU server"), blocks, callback_id=View.FORM, submit=_("Size it"),
+                 private_metadata=metadata)
+
+
+def _tokens(value: object) -> str | None:
+    if not isinstance(value, int | float):
+        return None
+    return f"{value / 1024:g}k" if value >= 1024 and value % 1024 == 0 else f"{value:g}"
+
+
+def model_options(query: str, models: list[tuple[str, str, str]], *,
+                  limit: int = 100) -> list[dict[str, Any]]:
+    """The form's model menu for what has been typed: catalog models whose name, display name
+    or Hub id contains it (those starting with it first), and what was typed itself when no
+    catalog model is exactly it (a size like 13B, a Hub id). `models`: (name, label, words)."""
+    typed = " ".join(query.split())[:150]
+    key = _squash(typed)
+    if not key:
+        return []
+    starts, contains = [], []
+    exact = False
+    for name, label, words in models:
+        squashed = [_squash(w) for w in words.split("\n")]
+        if key in squashed:
+            exact = True
+        if any(w.startswith(key) for w in squashed):
+            starts.append(_option(label, name))
+        elif any(key in w for w in squashed):
+            contains.append(_option(label, name))
+    options = starts + contains
+    if not exact:
+        options.insert(0, _option(_("Use “{text}”").format(text=typed), typed.replace(" ", "-")))
+    return options[:limit]
+
+
+def _squash(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum() or ch == ".")

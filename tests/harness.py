@@ -210,6 +210,8 @@ def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
                 view = json.loads(view) if isinstance(view, str) else dict(view or {})
                 view_id = body.get("view_id") or f"V{next(stub.ts):06d}"
                 reply |= {"view": {**view, "id": view_id}}
+            elif method == "conversations.open":  # the bot's direct message with a person
+                reply |= {"channel": {"id": "D" + str(body.get("users", "")).lstrip("UW")}}
             elif method == "files.info":
                 reply |= {"file": {"id": body.get("file")}}
             elif method == "conversations.info":  # the bot is a member unless told otherwise
@@ -346,6 +348,13 @@ class Bot:
                    "response_url": ""}
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
         return self.post(body, "application/x-www-form-urlencoded")
+
+
+    def interaction(self, payload: dict[str, Any], **kw: Any) -> tuple[int, str]:
+        """Any interactive payload as Slack posts it (a form's submission, a model menu's
+        options request, a shortcut): form-encoded JSON under `payload`."""
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+        return self.post(body, "application/x-www-form-urlencoded", **kw)
 
 
 def serve_http(handler: type[BaseHTTPRequestHandler], *, port: int = 0) -> ThreadingHTTPServer:

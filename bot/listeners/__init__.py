@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.listeners import actions, commands, events
+from bot.listeners import actions, commands, events, views
 from bot.parts import Parts
 
 
@@ -16,3 +16,4 @@ def register(app: AsyncApp, parts: Parts) -> None:
     commands.register(app, parts)
     actions.register(app, parts)
     events.register(app, parts)
+    views.register(app, parts)

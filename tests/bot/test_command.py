@@ -12,13 +12,17 @@ def texts(blocks: list[dict]) -> str:
     return json.dumps(blocks, ensure_ascii=False)
 
 
-def test_help_and_bare_command_answer_ephemerally(bot: Bot, slack: SlackStub) -> None:
-    for text in ("", "help"):
+def test_help_answers_ephemerally_and_a_bare_command_opens_the_form(bot: Bot,
+                                                                     slack: SlackStub) -> None:
+    for text in ("help", "--help"):
         status, body = bot.command(text)
         assert status == 200
         reply = json.loads(body)
         assert reply.get("response_type", "ephemeral") == "ephemeral"
         assert "/gpusize MODEL METHOD" in texts(reply["blocks"])
+    status, body = bot.command("")
+    assert status == 200 and body == ""
+    assert slack.wait_for("views.open")[0].body["view"]["callback_id"] == "sizing_form"
     time.sleep(0.3)
     assert slack.of("chat.postMessage") == []
 

@@ -22,3 +22,5 @@ def test_manifest_matches_the_bot() -> None:
         "message.channels", "message.groups", "app_mention"}
     assert settings["interactivity"]["is_enabled"] is True
     assert settings["interactivity"]["request_url"].endswith("/slack/events")
+    # the form's external select over the catalog
+    assert settings["interactivity"]["message_menu_options_url"].endswith("/slack/events")

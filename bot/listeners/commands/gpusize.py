@@ -1,4 +1,5 @@
-"""`/gpusize ...`: ack at once (help and errors in the ack itself, ephemeral), then answer.
+"""`/gpusize ...`: ack at once (help and errors in the ack itself, ephemeral), then answer. An
+empty `/gpusize` opens the sizing form (bot/forms.py) with the command's trigger.
 
 A first word that is a sub-command (bot/subcommands.py: price, quote, digest, lang) runs that row;
 anything else is a sizing question in the grammar the CLI uses, read and checked before the ack
@@ -15,7 +16,7 @@ from typing import Any
 from redis.exceptions import RedisError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot import keys, subcommands
+from bot import forms, keys, subcommands
 from bot.jobs import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import COMMANDS, REDIS_ERRORS
@@ -39,6 +40,18 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
                               client: Any, request: Any) -> None:
         text = clean_input(command.get("text") or "").strip()
         set_language(await parts.languages.of(command["team_id"], command["user_id"], text))
+        if not text and command.get("trigger_id"):
+            # nothing typed: the form, which asks what the grammar would (help if it cannot open)
+            await ack()
+            try:
+                await forms.open_form(parts.replies, command["trigger_id"],
+                                      channel=command.get("channel_id") or "")
+                COMMANDS.labels("form").inc()
+            except Exception as err:
+                log.warning("the form did not open: %s", type(err).__name__)
+                msg = help_message()
+                await respond(response_type="ephemeral", text=msg.text, blocks=msg.blocks)
+            return
         if text.lower() in HELP_WORDS:
             COMMANDS.labels("help").inc()
             msg = help_message()
@@ -106,7 +119,9 @@ def run_command(parts: Parts) -> Handler:
     """A sizing command's job: post the answer (or the first question) in the channel."""
     async def run(p: dict[str, Any]) -> None:
         set_language(p.get("lang") or "en")
-        respond = AsyncRespond(response_url=p["response_url"] or None)
+        # a submitted form has no response_url: private replies go through the Web API
+        respond = (AsyncRespond(response_url=p["response_url"]) if p["response_url"]
+                   else parts.replies.privately(p["channel"], p["user"]))
         draft = Draft(p["draft"])
         try:
             await parts.dialog.command(team=p["team"], channel=p["channel"], user=p["user"],

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from bot.listeners.views import form
+from bot.parts import Parts
+from present.actions import Action, View
+
+
+def register(app: AsyncApp, parts: Parts) -> None:
+    app.options(Action.FORM_MODEL.value)(form.model_menu())
+    app.view(View.FORM.value)(form.submitted(parts))

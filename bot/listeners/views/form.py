@@ -1,0 +1,59 @@
+"""The sizing form's listeners: its model menu (an external select over the catalog, answered
+in the options request itself) and its submission, read into the grammar, checked like a typed
+command and recorded as the same job (bot/listeners/commands/gpusize.py's `run_command`)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot import forms, keys
+from bot.jobs import Job, Submitted
+from bot.observability import COMMANDS
+from bot.parts import Parts
+from engine.errors import UserError
+from engine.i18n import current, set_language
+from present.blockkit import clean_input
+
+log = logging.getLogger(__name__)
+Listener = Callable[..., Awaitable[None]]
+SUBMIT_TTL_S = 600
+
+
+def model_menu() -> Listener:
+    async def options(ack: Any, body: dict[str, Any]) -> None:
+        await ack(options=forms.model_options(clean_input(body.get("value") or "")))
+    return options
+
+
+def submitted(parts: Parts) -> Listener:
+    async def on_submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        user = (body.get("user") or {}).get("id", "")
+        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
+        set_language(await parts.languages.of(team, user))
+        text = ""
+        try:
+            text, channel = forms.read(view, user=user)
+            text = clean_input(text)
+            draft = await parts.intake.admit(text, team=team, user=user)
+        except UserError as err:
+            COMMANDS.labels("error").inc()
+            await ack(response_action="errors",
+                      errors={forms.problem_block(err, text): str(err)[:2000]})
+            return
+        if channel == user:  # no channel known (App Home): the answer comes as a DM
+            channel = await parts.replies.direct_channel(user)
+        # the same job as a typed command: the same card, posted in the channel
+        job = Job(kind="command", owner=f"{team}:{user}",
+                  payload={"team": team, "channel": channel, "user": user, "text": text,
+                           "draft": dict(draft.values), "response_url": "", "lang": current()})
+        seen = hashlib.sha256(f"{view.get('id')}:{view.get('hash')}".encode()).hexdigest()[:32]
+        outcome = await parts.jobs.submit(job, dedupe=[(keys.form_submitted(seen),
+                                                        SUBMIT_TTL_S)])
+        await ack()
+        if outcome is Submitted.UNRECORDED:
+            await parts.jobs.run_here(job)
+
+    return on_submit

@@ -1,0 +1,104 @@
+"""The Slack surfaces beside the slash command, over signed HTTP against the Web API stand-in:
+the sizing form (an empty /gpusize, its model menu, its submission), the message shortcut, App
+Home and direct messages. Each surface's view is also checked against Slack's limits."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from tests.harness import TEAM, Bot, RedisServer, SlackStub
+from tests.present.test_views import check_view
+
+pytestmark = pytest.mark.slow
+
+
+def texts(blocks: list[dict[str, Any]]) -> str:
+    return json.dumps(blocks, ensure_ascii=False)
+
+
+def state(**values: Any) -> dict[str, Any]:
+    """A submitted form's state.values, as Slack sends it: block -> action -> value."""
+    out: dict[str, Any] = {}
+    for block, value in values.items():
+        action = f"form_{block}"
+        if block in ("model", "method", "currency", "gpu", "market", "way"):
+            out[block] = {action: {"type": "static_select",
+                                   "selected_option": {"value": value}}}
+        elif block == "channel":
+            out[block] = {action: {"type": "conversations_select",
+                                   "selected_conversation": value}}
+        else:
+            out[block] = {action: {"type": "plain_text_input", "value": value}}
+    return out
+
+
+def submission(view: dict[str, Any], *, user: str = "U0ALICE", **values: Any) -> dict[str, Any]:
+    submitted = {**view, "id": "VFORM1", "hash": f"h{time.time_ns()}",
+                 "state": {"values": state(**values)}}
+    return {"type": "view_submission", "team": {"id": TEAM}, "api_app_id": "A0APP",
+            "user": {"id": user, "team_id": TEAM}, "trigger_id": "9.9.9", "view": submitted}
+
+
+def open_form(bot: Bot, slack: SlackStub) -> dict[str, Any]:
+    status, body = bot.command("")
+    assert status == 200 and body == ""
+    opened = slack.wait_for("views.open")[0].body
+    assert opened["trigger_id"]
+    return opened["view"]
+
+
+def test_an_empty_command_opens_the_form_and_its_submission_posts_the_card(
+        bot: Bot, slack: SlackStub, redis_server: RedisServer) -> None:
+    view = open_form(bot, slack)
+    check_view(view)
+    assert view["callback_id"] == "sizing_form" and view["submit"]["text"] == "Size it"
+    blocks = {b["block_id"]: b for b in view["blocks"]}
+    assert blocks["model"]["element"]["type"] == "external_select"
+    assert not blocks["model"]["optional"] and not blocks["method"]["optional"]
+    assert {"budget", "way", "currency", "users", "context", "gpu", "gpus", "market"} <= set(blocks)
+    assert "channel" not in blocks  # the command's channel is where the card goes
+    # the model menu: catalog models matching what is typed, and what is typed itself
+    status, body = bot.interaction({"type": "block_suggestion", "action_id": "form_model",
+                                    "block_id": "model", "value": "llama 3.1",
+                                    "team": {"id": TEAM}, "user": {"id": "U0ALICE"},
+                                    "view": view})
+    options = json.loads(body)["options"]
+    assert status == 200 and 1 < len(options) <= 100
+    labels = [o["text"]["text"] for o in options]
+    assert any(label.startswith("Llama 3.1 8B") for label in labels), labels
+    assert "llama-3.1-8b" in [o["value"] for o in options]
+    hub = json.loads(bot.interaction({"type": "block_suggestion", "action_id": "form_model",
+                                      "block_id": "model", "value": "my-org/My-Model-7B",
+                                      "team": {"id": TEAM}, "view": view})[1])["options"]
+    assert hub[0]["value"] == "my-org/My-Model-7B"  # a Hub id is used as typed
+    # a budget that is not an amount is said beside the budget, and nothing is posted
+    status, body = bot.interaction(submission(view, model="llama-3.1-70b", method="inference",
+                                              budget="lots"))
+    assert status == 200 and json.loads(body)["response_action"] == "errors"
+    assert "budget" in json.loads(body)["errors"]
+    # a good one posts the same card the command would, in the command's channel
+    status, body = bot.interaction(submission(view, model="llama-3.1-70b", method="inference",
+                                              budget="20000", way="rent", users="20",
+                                              context="8k", market="china"))
+    assert status == 200 and body == ""
+    post = slack.wait_for("chat.postMessage")[0].body
+    assert post["channel"] == "C0CHAN" and "thread_ts" not in post
+    header = post["blocks"][0]["text"]["text"]
+    assert header.startswith("Llama 3.1 70B serving → ") and post["text"].startswith(header)
+    asked = texts(post["blocks"])
+    assert "llama-3.1-70b inference budget=720000 mode=rent users=20 context=8k" in asked
+    redis_server.wait_for_conversation("1700000000.000002")
+
+
+def test_a_form_with_a_typo_is_told_beside_the_input(bot: Bot, slack: SlackStub) -> None:
+    view = open_form(bot, slack)
+    status, body = bot.interaction(submission(view, model="llama-9000-zz", method="lora"))
+    reply = json.loads(body)
+    assert status == 200 and reply["response_action"] == "errors"
+    assert set(reply["errors"]) == {"model"} and reply["errors"]["model"]
+    time.sleep(0.3)
+    assert slack.of("chat.postMessage") == []
