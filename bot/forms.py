@@ -10,7 +10,9 @@ open with what was typed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -19,10 +21,12 @@ from engine import catalog
 from engine.errors import UserError
 from engine.i18n import _
 from engine.methods import METHODS
-from engine.parse import ParseError
-from present import views
+from engine.parse import ParseError, parse_fields, read_reply
+from engine.request import Draft
+from present import slack, views
 from present.labels import MARKETS, method_title
 
+CLAUSES = re.compile(r"[,;，。；！？!?\n]+")  # where a message's clauses end
 # the state's action ids, per block id (present.views.form_view)
 ACTIONS = {block: f"form_{block}" for block in views.FORM_KEYS}
 
@@ -51,6 +55,41 @@ def _catalog_models() -> list[tuple[str, str, str]]:
 def model_options(query: str) -> list[dict[str, Any]]:
     """The model menu's options for what has been typed (block_suggestion)."""
     return views.model_options(query, _catalog_models())
+
+
+def read_message(text: str) -> Draft:
+    """What a message says of a sizing question, as far as it can be read: the whole message in
+    the grammar, else as a reply would be read, else clause by clause and word by word (the
+    first reading of each input wins). Never raises: a message that says nothing gives an
+    empty Draft, and the form starts empty."""
+    for whole in (parse_fields, read_reply):
+        with contextlib.suppress(UserError):
+            draft = whole(text)
+            if draft:
+                return draft
+    values: dict[str, Any] = {}
+    for clause in CLAUSES.split(text):
+        pieces = [clause] if _read(clause) is not None else clause.split()
+        for piece in pieces:
+            draft = _read(piece)
+            for key, value in (draft.values if draft else {}).items():
+                values.setdefault(key, value)
+    return Draft(values)
+
+
+def _read(text: str) -> Draft | None:
+    try:
+        return read_reply(text)
+    except UserError:
+        return None
+
+
+def prefill_of(draft: Draft) -> tuple[dict[str, Any], str]:
+    """A read Draft as the form's starting values, and the grammar's words for what the form
+    has no input for (kept with the form and sent with its submission)."""
+    inputs = set(views.FORM_KEYS.values()) | {"months"}
+    extra = {k: v for k, v in draft.values.items() if k not in inputs and k != "asked_in"}
+    return dict(draft.values), slack.command_text(extra)
 
 
 def model_label(model: str) -> str:

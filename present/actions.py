@@ -86,6 +86,10 @@ MODAL_DETAILS = (Detail.COST, Detail.BREAKDOWN, Detail.ASSUMPTIONS, Detail.ADVIC
                  Detail.LAUNCH)
 
 
+# the message shortcut "Size this with gpusize" (deploy/slack/manifest.yml's callback_id)
+SIZE_THIS = "size_this"
+
+
 class View(StrEnum):
     """callback_ids of the bot's modals."""
 

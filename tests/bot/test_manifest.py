@@ -17,6 +17,10 @@ def test_manifest_matches_the_bot() -> None:
     assert {"commands", "chat:write", "channels:history", "groups:history",
             "app_mentions:read", "users:read", "files:write"} <= scopes
     assert command["should_escape"] is True  # `digest subscribe #channel` needs <#C123|name>
+    # the message shortcut, with the callback id the bot listens for
+    from present.actions import SIZE_THIS
+    shortcuts = m["features"]["shortcuts"]
+    assert [(s["type"], s["callback_id"]) for s in shortcuts] == [("message", SIZE_THIS)]
     settings = m["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
         "message.channels", "message.groups", "app_mention"}

@@ -102,3 +102,46 @@ def test_a_form_with_a_typo_is_told_beside_the_input(bot: Bot, slack: SlackStub)
     assert set(reply["errors"]) == {"model"} and reply["errors"]["model"]
     time.sleep(0.3)
     assert slack.of("chat.postMessage") == []
+
+
+def shortcut(text: str, *, user: str = "U0BOB") -> dict[str, Any]:
+    return {"type": "message_action", "callback_id": "size_this", "trigger_id": "7.7.7",
+            "team": {"id": TEAM}, "user": {"id": user, "team_id": TEAM},
+            "channel": {"id": "C0CHAN", "name": "general"}, "message_ts": "1699999999.000100",
+            "message": {"type": "message", "user": "U0CAROL", "ts": "1699999999.000100",
+                        "text": text}, "response_url": ""}
+
+
+def test_the_shortcut_opens_the_form_prefilled_from_the_message(
+        bot: Bot, slack: SlackStub, redis_server: RedisServer) -> None:
+    status, _body = bot.interaction(shortcut(
+        "Could we serve llama-3.1-70b for 50 users with 32k context? Budget 300k, we'd rent."))
+    assert status == 200
+    opened = slack.wait_for("views.open")[0].body
+    assert opened["trigger_id"] == "7.7.7"
+    view = opened["view"]
+    check_view(view)
+    blocks = {b.get("block_id"): b for b in view["blocks"]}
+    assert blocks["model"]["element"]["initial_option"]["value"] == "llama-3.1-70b"
+    assert blocks["method"]["element"]["initial_option"]["value"] == "inference"
+    assert blocks["users"]["element"]["initial_value"] == "50"
+    assert blocks["context"]["element"]["initial_value"] == "32k"
+    assert "Read from the message" in texts(view["blocks"])
+    # submitted as prefilled: the card goes to the message's channel
+    status, body = bot.interaction(submission(view, user="U0BOB", model="llama-3.1-70b",
+                                              method="inference", users="50", context="32k"))
+    assert status == 200 and body == ""
+    post = slack.wait_for("chat.postMessage")[0].body
+    assert post["channel"] == "C0CHAN"
+    assert post["blocks"][0]["text"]["text"].startswith("Llama 3.1 70B serving → ")
+    # a message in Chinese opens the form in Chinese; one that says nothing opens it empty
+    bot.interaction(shortcut("我们有8张4090，想微调qwen2.5-72b，预算30万"))
+    zh = slack.wait_for("views.open", 2)[1].body["view"]
+    assert zh["title"]["text"] == "GPU 服务器选型"
+    zh_blocks = {b.get("block_id"): b for b in zh["blocks"]}
+    assert zh_blocks["model"]["element"]["initial_option"]["value"] == "qwen2.5-72b"
+    assert zh_blocks["gpu"]["element"]["initial_option"]["value"] == "rtx-4090"
+    bot.interaction(shortcut("lunch at noon?"))
+    empty = slack.wait_for("views.open", 3)[2].body["view"]
+    assert "initial_option" not in {b.get("block_id"): b for b in empty["blocks"]}["model"][
+        "element"]

@@ -57,3 +57,24 @@ def submitted(parts: Parts) -> Listener:
             await parts.jobs.run_here(job)
 
     return on_submit
+
+
+def shortcut(parts: Parts) -> Listener:
+    """"Size this with gpusize" on any message: the form, prefilled with what the message says,
+    in the message's language; its answer goes to the message's channel."""
+    async def size_this(ack: Any, body: dict[str, Any]) -> None:
+        await ack()  # the form opens with the trigger; nothing else to acknowledge
+        user = (body.get("user") or {}).get("id", "")
+        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
+        text = clean_input((body.get("message") or {}).get("text") or "")
+        set_language(await parts.languages.of(team, user, text))
+        prefill, extra = forms.prefill_of(forms.read_message(text))
+        channel = (body.get("channel") or {}).get("id") or ""
+        try:
+            await forms.open_form(parts.replies, body.get("trigger_id") or "", channel=channel,
+                                  prefill=prefill, read_from=text, extra=extra)
+            COMMANDS.labels("shortcut").inc()
+        except Exception as err:  # an expired trigger: nothing to show, the log says why
+            log.warning("the shortcut's form did not open: %s", type(err).__name__)
+
+    return size_this
