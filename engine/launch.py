@@ -284,7 +284,7 @@ def deepspeed_config(req: Request, plan: Plan) -> dict[str, Any]:
         zero["offload_param"] = {"device": "cpu", "pin_memory": True}
     if (s.zero or 0) >= 3:
         zero["stage3_gather_16bit_weights_on_model_save"] = True
-    precision = {"bf16": {"enabled": req.precision == "bf16"}}
+    precision = {"bf16": {"enabled": req.precision in ("bf16", "fp8")}}
     if req.precision == "fp16":
         precision = {"fp16": {"enabled": True}}
     return {"train_micro_batch_size_per_gpu": batch, "gradient_accumulation_steps": acc,
@@ -314,7 +314,7 @@ def llamafactory_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec)
     job.update({"dataset": "YOUR_DATASET", "template": "default", "cutoff_len": seq,
                 "per_device_train_batch_size": batch, "gradient_accumulation_steps": acc,
                 "optim": LF_OPTIM[req.optimizer]})
-    if req.precision == "bf16":
+    if req.precision in ("bf16", "fp8"):  # FP8 GEMMs need Megatron's Transformer Engine
         job["bf16"] = True
         if req.optimizer == "adamw-bf16":
             job["pure_bf16"] = True
@@ -385,6 +385,8 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
     if spec.is_moe:
         words += ["--num-experts", spec.experts, "--moe-router-topk", spec.active_experts,
                   "--moe-ffn-hidden-size", spec.moe_intermediate]
+        if s.ep > 1:
+            words += ["--expert-model-parallel-size", s.ep]
     words += ["--normalization", "RMSNorm" if spec.norm == "rmsnorm" else "LayerNorm",
               "--position-embedding-type", "rope"]
     if not spec.tied_embeddings:
@@ -396,7 +398,9 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
         words += ["--recompute-granularity", mode]
         if mode == "full":
             words += ["--recompute-method", "uniform", "--recompute-num-layers", 1]
-    words += ["--bf16" if req.precision == "bf16" else "--fp16",
+    if speed.fp8_training(gpu, req.precision):  # Transformer Engine FP8 GEMMs, bf16 elsewhere
+        words += ["--fp8-format", "hybrid"]
+    words += ["--bf16" if req.precision in ("bf16", "fp8") else "--fp16",
               "--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", _repo(spec),
               "--data-path", "$DATA_PREFIX", "--save", "$CKPT_DIR", "--load", "$CKPT_DIR"]
     if req.tokens:

@@ -10,7 +10,7 @@ import math
 from functools import cache
 from typing import NamedTuple
 
-from engine.architecture import LINEAR_ROLES, ModelSpec, layer_params, tensors
+from engine.architecture import EXPERT_ROLES, LINEAR_ROLES, ModelSpec, layer_params, tensors
 
 GIB = 1024**3
 
@@ -75,6 +75,22 @@ def zero3_gather_buffer(spec: ModelSpec, weight_bytes_per_param: float, *, tp: i
         return 0.0
     largest = max(layer_params(spec), spec.vocab * spec.hidden)
     return 2 * largest * weight_bytes_per_param / tp
+
+
+@cache
+def routed_expert_params(spec: ModelSpec) -> int:
+    """Parameters of the routed experts (shared experts and routers excluded): what expert
+    parallelism shards whole over its ranks."""
+    return sum(t.elements for t in tensors(spec) if t.role.removesuffix("_bias") in EXPERT_ROLES)
+
+
+def expert_parallel_local(params: int, spec: ModelSpec, ep: int) -> int:
+    """Parameters one rank holds of `params` when the routed experts are sharded over `ep`
+    ranks (Megatron expert parallelism): the dense part whole, 1/ep of the experts."""
+    if ep <= 1:
+        return params
+    experts = routed_expert_params(spec)
+    return params - experts + experts // ep
 
 
 def largest_tensor(spec: ModelSpec) -> int:

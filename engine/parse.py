@@ -244,9 +244,9 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "gpus": ("gpus", _plain_count, N_("GPU count, e.g. 8")),
     "seq": ("seq", _tokens_count, N_("training sequence length, e.g. 2048 or 8k")),
     "batch": ("batch", _plain_count, N_("micro-batch per GPU, e.g. 4")),
-    "precision": ("precision", lambda k, v: _choice(k, v, ("bf16", "fp16", "fp32"),
+    "precision": ("precision", lambda k, v: _choice(k, v, ("bf16", "fp16", "fp32", "fp8"),
                                                    {"bfloat16": "bf16", "float16": "fp16",
-                                                    "float32": "fp32"}), "bf16|fp16|fp32"),
+                                                    "float32": "fp32"}), "bf16|fp16|fp32|fp8"),
     "optimizer": ("optimizer", lambda k, v: _choice(
         k, v.replace("_", "-"), ("adamw", "adamw-bf16", "adamw-8bit", "paged-adamw-8bit", "sgd"),
         {"adam": "adamw", "adamw8bit": "adamw-8bit", "adam8bit": "adamw-8bit",

@@ -142,8 +142,12 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
                                                    adapters=trainable / 1e6, bytes=wb)
     else:
         trainable = params
-        weights = memory.training_weights(params, wb, tp=mp, dp=s.dp, zero=zero,
-                                          offload_all=offload_all)
+        # expert parallelism: states not sharded by ZeRO hold the dense part and 1/ep of the
+        # experts; ZeRO shards the experts over the dp/ep ranks that hold each of them, so a
+        # sharded state is params / dp either way
+        weights = memory.training_weights(
+            params if zero >= 3 else memory.expert_parallel_local(params, spec, s.ep), wb,
+            tp=mp, dp=s.dp, zero=zero, offload_all=offload_all)
         gather = memory.zero3_gather_buffer(spec, wb, tp=mp, dp=s.dp, zero=zero,
                                             offload_all=offload_all)
         w_text = lambda: _("{params:.2f}B params x {bytes:g} B").format(  # noqa: E731
@@ -155,14 +159,18 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         g_text = lambda: _("one tensor's gradient at a time ({elements:.0f}M x {bytes:g} B)"  # noqa: E731
                            ).format(elements=memory.largest_tensor(spec) / 1e6, bytes=gb)
     else:
-        grads = memory.gradients(trainable, gb, tp=mp, dp=s.dp, zero=zero,
-                                 offload_all=offload_all)
+        grads = memory.gradients(
+            trainable if zero >= 2 or req.spec.adapters
+            else memory.expert_parallel_local(trainable, spec, s.ep), gb,
+            tp=mp, dp=s.dp, zero=zero, offload_all=offload_all)
         g_text = lambda: (_trainable_text(trainable, gb) + _mp_text(s)  # noqa: E731
                           + _shard_text(s, 2) + (_(" (on host)") if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
     paged = req.optimizer_used == "paged-adamw-8bit"
-    optim = memory.optimizer_states(trainable, ob, tp=mp, dp=s.dp, zero=zero,
-                                    offloaded=offloaded or paged)
+    optim = memory.optimizer_states(
+        trainable if zero >= 1 or req.spec.adapters
+        else memory.expert_parallel_local(trainable, spec, s.ep), ob,
+        tp=mp, dp=s.dp, zero=zero, offloaded=offloaded or paged)
     acts = memory.activations(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
                               checkpointing=req.checkpointing_mode, adapters=req.spec.adapters,
                               targets=req.targets, rank=req.rank, compiled=req.compile,
@@ -448,6 +456,7 @@ def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[S
         dp = gpus // tp
         zeros = [req.zero] if req.zero is not None else ([0] if dp == 1 else [0, 1, 2, 3])
         out += [Strategy(tp, dp, 1, z, offload) for z in zeros]
+        out += _expert_parallel_training(spec, req, Strategy(tp, dp, 1, None, offload))
     # Pipeline stages (Megatron-style 1F1B) across servers, TP inside each 8-GPU server, and a
     # distributed optimizer (ZeRO-1) over the data-parallel replicas: how 70B+ models pre-train.
     if req.tp is None and gpus > GPUS_PER_SERVER and nvlink:
@@ -456,7 +465,31 @@ def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[S
             if gpus % (tp * pp) == 0 and pp <= spec.layers:
                 zero = req.zero if req.zero is not None else 1
                 out.append(Strategy(tp, gpus // (tp * pp), pp, zero, offload))
+                # MoE pre-training splits the experts, not the attention: Megatron-Bridge's
+                # recipes run TP 1 with EP 8-64 beside the pipeline (gpt-oss-120b, Qwen3, V3)
+                if spec.is_moe and gpus % pp == 0:
+                    out += _expert_parallel_training(
+                        spec, req, Strategy(1, gpus // pp, pp, None, offload))
     return out
+
+
+# Expert-parallel sizes tried for MoE training: inside one 8-GPU server (NVLink all-to-all) and
+# across servers, as Megatron-Bridge's MoE recipes use (EP 8 for Qwen3-30B-A3B and gpt-oss-120b
+# on H100, 16-64 for Qwen3-235B-A22B and DeepSeek-V3).
+TRAIN_EP_SIZES = (2, 4, 8, 16, 32, 64)
+
+
+def _expert_parallel_training(spec: ModelSpec, req: Request, s: Strategy) -> list[Strategy]:
+    """Whole routed experts sharded over EP ranks of the data-parallel group, with Megatron's
+    distributed optimizer (ZeRO-1) over the rest: no rank gathers experts it does not hold.
+    Full training and pre-training only (adapters leave the experts frozen)."""
+    if not spec.is_moe or req.spec.adapters or s.dp < 2:
+        return []
+    zero = req.zero if req.zero is not None else 1
+    if zero >= 3:
+        return []
+    return [s._replace(ep=ep, zero=zero) for ep in TRAIN_EP_SIZES
+            if ep <= min(s.dp, spec.experts) and s.dp % ep == 0 and spec.experts % ep == 0]
 
 
 @lru_cache(maxsize=4096)
@@ -510,7 +543,8 @@ def _train(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
     return speed.train_speed(spec, gpu, gpus=gpus, method=req.spec,
                              checkpointing=req.checkpointing_mode, seq=req.seq_len,
                              batch=req.batch, zero=s.zero or 0, tp=s.tp, tokens=tokens,
-                             trainable=trainable, offload=s.offload, pp=s.pp)
+                             trainable=trainable, offload=s.offload, pp=s.pp, ep=s.ep,
+                             precision=req.precision)
 
 
 def service_of(req: Request, sp: Speed, held: int | None = None) -> Service:

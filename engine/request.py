@@ -21,7 +21,7 @@ from engine.methods import METHOD_NAMES, MethodSpec, method
 from engine.quant import get_quant
 
 Method = Literal[METHOD_NAMES]  # type: ignore[valid-type]  # the names in engine/methods.py
-Precision = Literal["bf16", "fp16", "fp32"]
+Precision = Literal["bf16", "fp16", "fp32", "fp8"]
 Optimizer = Literal["adamw", "adamw-bf16", "adamw-8bit", "paged-adamw-8bit", "sgd"]
 Checkpointing = Literal["none", "selective", "full"]
 Offload = Literal["none", "optimizer", "all", "activations"]

@@ -102,6 +102,19 @@ def with_model_defaults(spec: ModelSpec, req: Request) -> tuple[Request, tuple[s
     return req.model_copy(update={"context": context, "output": output}), (note,)
 
 
+def with_training_precision(spec: ModelSpec, req: Request) -> tuple[Request, tuple[str, ...]]:
+    """Pre-training a model released natively in FP8 (DeepSeek-V3/R1: 'FP8 mixed precision
+    training', the checkpoint as trained) follows its recipe: FP8 GEMMs where the card has FP8
+    tensor cores (engine.speed.fp8_training), unless precision= says otherwise."""
+    if not (req.spec.pretraining and spec.native_quant == "fp8") \
+            or "precision" in req.model_fields_set:
+        return req, ()
+    note = _("{model} was trained with FP8 GEMMs ({source}): pre-training is sized with"
+             " precision=fp8 (bf16 on cards without FP8 tensor cores)").format(
+        model=spec.display, source=spec.native_source.split(" (")[0])
+    return req.model_copy(update={"precision": "fp8"}), (note,)
+
+
 def with_native_format(spec: ModelSpec, req: Request) -> tuple[Request, tuple[str, ...]]:
     """LoRA's frozen base uses the released weights' format (FP8 for DeepSeek-V3, MXFP4 for
     gpt-oss) unless quant= says otherwise. Serving compares the official releases per card
@@ -185,7 +198,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
     original = req
     req, defaults = with_model_defaults(spec, req)
     req, native = with_native_format(spec, req)
-    native = defaults + native
+    req, fp8 = with_training_precision(spec, req)
+    native = defaults + native + fp8
     req, traffic = with_traffic(req)
     plans, misses, excluded = ranked_plans(spec, req, today=today, book=book)
     top = plans[0] if plans else None

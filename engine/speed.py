@@ -151,6 +151,17 @@ NICS_PER_SERVER = 8
 # PCIe GPU servers (RTX 4090, L40S, A6000 boxes) ship with one or two 100 GbE ports for all their
 # cards, not an InfiniBand NIC per GPU: about 11 GB/s of bus bandwidth between servers at ~90%.
 INTER_NODE_PCIE_SERVER_GBPS = 11.0
+# MoE token routing in training (Megatron's alltoall dispatcher): each routed copy of a token's
+# hidden state is written and read again around the grouped GEMMs (permute, un-permute and the
+# weighted sum: ~4 passes over k x hidden x 2 bytes), at a memory-bound kernel's share of HBM
+# bandwidth; the dispatch and combine all-to-alls reach ALLTOALL_EFFICIENCY of the link. Read
+# from Megatron-Bridge's DGX-H100 MoE rows at EP 8 (gpt-oss-120b BF16, Qwen3-30B-A3B FP8: the
+# time beyond their FLOPs is 38-45 GB/s a GPU of dispatched copies, 0.12 of NVLink's 315 GB/s;
+# validation/speed_references.toml, set "fit"). DeepEP's kernels reach 153-158 GB/s over an
+# H800's NVLink; Megatron's NCCL all-to-all with its host sync for the split sizes far less.
+MOE_PERMUTE_BYTES = 4.0
+MOE_PERMUTE_EFFICIENCY = 0.6
+ALLTOALL_EFFICIENCY = 0.12
 HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
 CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
 # Interruptions at scale: Llama 3 405B saw 419 unexpected interruptions in 54 days on 16,384
@@ -441,22 +452,66 @@ def goodput(gpus: int) -> float:
     return 1 / (1 + FAILURES_PER_GPU_HOUR * gpus * HOURS_LOST_PER_FAILURE)
 
 
+def fp8_training(gpu: GpuSpec, precision: str) -> bool:
+    """Whether the run's GEMMs execute in FP8: asked for (precision=fp8) on a card with FP8
+    tensor cores; Ampere and Ascend cards have none and run the bf16 recipe."""
+    return precision == "fp8" and bool(gpu.fp8_tflops)
+
+
+def _alltoall_gbps(gpu: GpuSpec, ranks: int) -> float:
+    """Per-GPU bandwidth of an expert-parallel all-to-all over `ranks` GPUs: NVLink (or PCIe)
+    inside a server; across servers every GPU sends through its own NIC (DeepEP internode:
+    ~45 GB/s of RDMA per H800 GPU), a PCIe server's shared ports split over its cards."""
+    if ranks <= GPUS_PER_SERVER:
+        return _intra_gbps(gpu)
+    if not gpu.has_nvlink:
+        return INTER_NODE_PCIE_SERVER_GBPS / GPUS_PER_SERVER
+    return INTER_NODE_GBPS.get(gpu.pcie_gen, INTER_NODE_GBPS[4])
+
+
+def moe_dispatch_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: int, pp: int,
+                   passes: int) -> float:
+    """Seconds a micro-batch's MoE token routing takes on one GPU: each pass (forward, backward,
+    recomputed forward) dispatches every token's hidden state to its top-k experts' ranks and
+    combines the results back (2 x k x hidden x 2 bytes a token a MoE layer, (ep-1)/ep of it
+    leaving the rank), and permutes and un-permutes the copies in HBM around the grouped GEMMs
+    (Megatron's alltoall token dispatcher). Sequence parallelism splits the tokens over TP."""
+    if not spec.is_moe:
+        return 0.0
+    copies = tokens / tp * spec.moe_layers / pp * spec.active_experts * spec.hidden * 2 * passes
+    local = copies * MOE_PERMUTE_BYTES / (gpu.bandwidth_gbps * 1e9 * MOE_PERMUTE_EFFICIENCY)
+    # experts split by TP alone see the TP group's tokens through its sequence-parallel
+    # all-gathers (counted with the tensor-parallel traffic): no all-to-all
+    ranks = ep * tp
+    if ep <= 1:
+        return local
+    sent = copies * 2 * (ranks - 1) / ranks
+    return local + sent / (_alltoall_gbps(gpu, ranks) * 1e9 * ALLTOALL_EFFICIENCY)
+
+
 def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec, checkpointing: str,
                 seq: int, batch: int, zero: int, tp: int, tokens: int | None,
-                trainable: int, offload: str = "none", pp: int = 1) -> TrainSpeed:
+                trainable: int, offload: str = "none", pp: int = 1, ep: int = 1,
+                precision: str = "bf16") -> TrainSpeed:
     """Cluster tokens/s = GPUs x peak x utilization / FLOPs per token, slowed by tensor-parallel
-    all-reduces, the pipeline bubble, QLoRA's dequantization, offload, whatever gradient or
-    shard traffic does not hide under compute, and restarts at scale."""
+    all-reduces, MoE token routing (expert-parallel all-to-alls), the pipeline bubble, QLoRA's
+    dequantization, offload, whatever gradient or shard traffic does not hide under compute,
+    and restarts at scale. FP8 runs the GEMMs at the card's FP8 peak; its share of that peak
+    follows from the same FEED rule (twice the FLOPs per byte of bandwidth)."""
     flops_token = train_flops_per_token(spec, method=method, checkpointing=checkpointing, seq=seq)
-    u = utilization(gpu, TRAIN_EFFICIENCY)
+    fp8 = fp8_training(gpu, precision)
+    peak_tflops = gpu.fp8_tflops if fp8 and gpu.fp8_tflops else gpu.bf16_tflops
+    u = utilization(gpu, TRAIN_EFFICIENCY, peak_tflops)
     if gpus > GPUS_PER_SERVER:
         u *= MULTI_SERVER_EFFICIENCY
-    peak = gpu.bf16_tflops * 1e12
+    peak = peak_tflops * 1e12
     tokens_step = seq * batch  # per data-parallel rank per micro-batch
     dp = max(1, gpus // (tp * pp))
+    ep = ep if 1 < ep <= dp and dp % ep == 0 else 1
     # a TP x PP group shares each micro-batch
     compute_s = flops_token * tokens_step / (peak * u * tp * pp)
     passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
+    routing_s = moe_dispatch_s(spec, gpu, tokens=tokens_step, ep=ep, tp=tp, pp=pp, passes=passes)
     dequant_s = 0.0
     if method.quantized_base:
         dequant_s = passes * spec.params / (tp * pp) * QLORA_DEQUANT_BYTES / (
@@ -485,9 +540,14 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
             if method.adapters:
                 volume += spec.params / (tp * pp) * 2 * 2 * ring
         else:
-            volume = trainable / (tp * pp) * 4 * ring / accumulation
+            # with expert parallelism each rank all-reduces its own experts' gradients only
+            # (over the dp/ep ranks holding the same experts)
+            local = memory.expert_parallel_local(trainable, spec, ep) if not method.adapters \
+                else trainable
+            volume = local / (tp * pp) * 4 * ring / accumulation
         comm_s = volume / (_bus_gbps(gpu, gpus) * 1e9)
-    busy_s = compute_s + dequant_s
+    # token routing waits on its all-to-alls: the next expert GEMM needs the tokens
+    busy_s = compute_s + dequant_s + routing_s
     if zero >= 3:
         exposed_s = max(0.0, comm_s - OVERLAP["sharded"] * busy_s)
         exposed_s += max(0.0, tp_s - OVERLAP["other"] * busy_s)
@@ -520,14 +580,22 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                " {ratio:.0f} FLOPs/byte); {bound} (compute {compute:.2f} s vs traffic"
                " {traffic:.2f} s per micro-batch over {bus:.0f} GB/s)").format(
         gflop=flops_token / 1e9, rule=_rule(method, checkpointing), u=u,
-        tflops=gpu.bf16_tflops, e=TRAIN_EFFICIENCY,
-        ratio=gpu.bf16_tflops * 1e3 / gpu.bandwidth_gbps, bound=bound, compute=busy_s,
+        tflops=peak_tflops, e=TRAIN_EFFICIENCY,
+        ratio=peak_tflops * 1e3 / gpu.bandwidth_gbps, bound=bound, compute=busy_s,
         traffic=comm_s, bus=_bus_gbps(gpu, gpus))
     if gpus > GPUS_PER_SERVER:
         detail += _("; across servers, {share:.0%} of one server's utilization (median of"
                     " published multi-server runs)").format(share=MULTI_SERVER_EFFICIENCY)
     if pp > 1:
         detail += _("; pipeline bubble {bubble:.0%}").format(bubble=bubble)
+    if routing_s:
+        detail += (_("; MoE token routing {s:.2f} s per micro-batch ({how})").format(
+            s=routing_s, how=_("expert parallel EP={ep}, all-to-all at {bw:.0f} GB/s").format(
+                ep=ep, bw=_alltoall_gbps(gpu, ep * tp)) if ep > 1 else _("permutation only")))
+    if fp8:
+        detail += _("; FP8 GEMMs at {tflops:.0f} TFLOPS peak").format(tflops=peak_tflops)
+    elif precision == "fp8":
+        detail += _("; {card} has no FP8 tensor cores: the bf16 recipe").format(card=gpu.display)
     if dequant_s:
         detail += _("; NF4 dequantization {s:.2f} s per micro-batch").format(s=dequant_s)
     if offload_s:

@@ -3,6 +3,8 @@ parallel for MLA models, the block-FP8 rule that forces EP, and what EP does to 
 
 from __future__ import annotations
 
+import pytest
+
 from engine import ask, catalog
 from engine.plan import Strategy, _experts_split_ok, _moe_variants
 from engine.request import Request
@@ -50,3 +52,71 @@ def test_dp_attention_holds_many_more_mla_users() -> None:
 def test_one_user_is_served_with_tensor_parallel_attention() -> None:
     plan = ask("deepseek-v3 inference gpu=h200 gpus=8").plans[0]
     assert plan.settings.dp_attention == 1 and plan.settings.tp == 8
+
+
+# -- training -----------------------------------------------------------------------------------
+
+
+def _train_req(model: str, **more) -> Request:
+    return Request(model=model, method="pretrain", **more)
+
+
+def test_expert_parallel_training_holds_a_share_of_the_experts() -> None:
+    from engine import memory
+    from engine.plan import _cached_components
+    spec = MODELS["gpt-oss-120b"]
+    req = _train_req("gpt-oss-120b", seq=4096, batch=1, checkpointing="full")
+    whole = _cached_components(spec, req, Strategy(1, 8, 1, 1, "none"))
+    ep8 = _cached_components(spec, req, Strategy(1, 8, 1, 1, "none", ep=8))
+    experts = memory.routed_expert_params(spec)
+    # bf16 weights and gradients: 2 + 2 bytes for the 7/8 of the experts a rank no longer holds
+    assert whole.weights + whole.gradients - ep8.weights - ep8.gradients == \
+        (experts - experts // 8) * 4
+    assert ep8.optimizer == whole.optimizer  # ZeRO-1 already shards the states over dp
+
+
+def test_moe_training_offers_expert_parallel_and_pays_its_all_to_all() -> None:
+    from engine import speed
+    from engine.methods import method
+    from engine.plan import strategies
+    spec = MODELS["qwen3-30b-a3b"]
+    req = _train_req("qwen3-30b-a3b", seq=4096, batch=2)
+    assert any(s.ep == 8 and s.zero == 1 for s in strategies(spec, req, 16, True))
+    gpu = catalog.gpus()["h100-sxm"]
+    kw = dict(gpus=8, method=method("pretrain"), checkpointing="none", seq=4096, batch=2, zero=1,
+              tp=1, tokens=None, trainable=spec.params)
+    ep1 = speed.train_speed(spec, gpu, **kw)
+    ep8 = speed.train_speed(spec, gpu, ep=8, **kw)
+    assert ep8.tokens_per_s < ep1.tokens_per_s and "all-to-all" in ep8.detail
+    # the all-to-all sends (ep-1)/ep of 2 x k x hidden x 2 bytes a token a MoE layer a pass
+    sent = 8192 * spec.moe_layers * spec.active_experts * spec.hidden * 2 * 2 * 2 * 7 / 8
+    rate = speed._intra_gbps(gpu) * 1e9 * speed.ALLTOALL_EFFICIENCY
+    routing = speed.moe_dispatch_s(spec, gpu, tokens=8192, ep=8, tp=1, pp=1, passes=2)
+    assert routing - speed.moe_dispatch_s(spec, gpu, tokens=8192, ep=1, tp=1, pp=1, passes=2) \
+        == pytest.approx(sent / rate)
+
+
+def test_fp8_training_where_the_card_has_fp8() -> None:
+    from engine import speed
+    from engine.methods import method
+    spec = MODELS["llama-3.1-8b"]
+    kw = dict(gpus=8, method=method("pretrain"), checkpointing="none", seq=8192, batch=1, zero=1,
+              tp=1, tokens=None, trainable=spec.params)
+    gpus = catalog.gpus()
+    h100 = [speed.train_speed(spec, gpus["h100-sxm"], precision=p, **kw).tokens_per_s
+            for p in ("bf16", "fp8")]
+    # Megatron-Bridge DGX-H100 Llama 3 8B FP8: 744 model TFLOPS a GPU, ~1.45x its bf16 runs
+    assert 1.3 < h100[1] / h100[0] < 1.6
+    a800 = [speed.train_speed(spec, gpus["a800"], precision=p, **kw) for p in ("bf16", "fp8")]
+    assert a800[0].tokens_per_s == a800[1].tokens_per_s
+    assert "no FP8 tensor cores" in a800[1].detail
+
+
+def test_models_trained_in_fp8_pre_train_in_fp8() -> None:
+    plan = ask("deepseek-v3 pretrain gpu=h800 gpus=2048 tokens=14.8T").plans[0]
+    assert plan.settings.precision == "fp8" and "FP8 GEMMs" in plan.speed.detail
+    asked = ask("deepseek-v3 pretrain gpu=h800 gpus=2048 tokens=14.8T precision=bf16").plans[0]
+    assert asked.settings.precision == "bf16"
+    assert asked.speed.train_tokens_per_s < plan.speed.train_tokens_per_s
+    dense = ask("llama-3.1-8b pretrain gpu=h100-sxm gpus=8").plans[0]
+    assert dense.settings.precision == "bf16"

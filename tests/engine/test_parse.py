@@ -98,7 +98,7 @@ def test_money(value: str, amount: float, currency: str | None) -> None:
         ("7B qlorra", "qlorra", "qlora"),
         ("7B lora gpu=rtx9999", "gpu=rtx9999", None),
         ("7B lora optimizer=adam8", "optimizer=adam8", None),
-        ("7B lora precision=fp8", "precision=fp8", None),
+        ("7B lora precision=fp4", "precision=fp4", None),
         ("7B lora zero=5", "zero=5", None),
         ("7B lora batch=1.5", "batch=1.5", None),
         ("7B lora headroom=2", "headroom=2", None),
