@@ -29,6 +29,7 @@ from engine.architecture import ModelSpec
 from engine.i18n import N_, _, money
 from engine.plan import ranked_plans, usable
 from engine.prices import PriceBook
+from engine.quant import weight_bytes
 from engine.recommend import rank_plans, stale_purchase_text
 from engine.request import Request
 from engine.schema import Alternative, Plan
@@ -177,6 +178,38 @@ def _describe(change: str, plan: Plan, base: Plan | None, costs: str = "",
     return text
 
 
+STATED_GAP = 1.10  # the sizing this far above a stated figure: say where the gap is
+
+
+def reconcile(run: runs.Run, plan: Plan, spec: ModelSpec, req: Request, today: date,
+              book: PriceBook) -> str:
+    """Where the engine's sizing of a published recipe is well above the figure published for
+    it, which part the figure cannot hold. The frozen base cannot shrink; adapters on every
+    linear layer (each routed expert of a MoE included) with their gradients and optimizer
+    states can, by targeting attention only, which a figure below base + adapters implies."""
+    if plan.memory.total <= run.memory_bytes * STATED_GAP or plan.gpus != 1 or (
+            not req.spec.adapters):
+        return ""
+    m = plan.memory
+    base = weight_bytes(spec, plan.settings.quant).total_bytes
+    adapters = m.weights - base + m.gradients + m.optimizer
+    text = _("this sizing of that recipe: {total:.1f} GiB, of which the frozen base {base:.1f} "
+             "GiB and {trainable:.0f}M rank-{rank} adapter parameters with their gradients and "
+             "optimizer states {adapters:.1f} GiB").format(
+        total=m.total / memory.GIB, base=base / memory.GIB, adapters=adapters / memory.GIB,
+        trainable=memory.lora_params(spec, req.rank, req.targets) / 1e6, rank=req.rank)
+    if req.targets == "all" and base + adapters > run.memory_bytes:
+        where = (_("every expert's projections") if spec.is_moe else _("every linear layer"))
+        attn = _variant(req, {"targets": "attn"})
+        lighter = _top(spec, attn, today, book) if attn is not None else None
+        text += _(": the stated {memory:g} {unit} cannot hold adapters on {where}").format(
+            memory=run.memory, unit=run.unit, where=where)
+        if lighter is not None and lighter.verdict != "no":
+            text += _("; with adapters on attention only (targets=attn): {total:.1f} GiB").format(
+                total=lighter.memory.total / memory.GIB)
+    return text
+
+
 def _top(spec: ModelSpec, req: Request, today: date, book: PriceBook) -> Plan | None:
     plans, _misses, _excluded = ranked_plans(spec, req, today=today, book=book)
     return plans[0] if plans else None
@@ -195,8 +228,8 @@ def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
                  and runs.matching(spec, req.method, req.gpu, r.gpus, quant=r.settings.get(
                      "quant")) is r]
     tries: list[tuple[str, dict[str, Any], str, runs.Run | None]] = [
-        (_("as {who} ran it").format(who=r.who), {**r.settings, "gpus": req.gpus or r.gpus},
-         "", r) for r in published]
+        ((_("as {who} describes it") if r.stated else _("as {who} ran it")).format(who=r.who),
+         {**r.settings, "gpus": req.gpus or r.gpus}, "", r) for r in published]
     tries += [(_(r.change), r.update, r.costs, None) for r in RECIPES if req.method in r.methods]
     for change, update, costs, run in tries:
         variant = _variant(req, update)
@@ -211,8 +244,11 @@ def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
             continue
         seen.add(key)
         plan = plan.model_copy(update={"change": change, "published": run.text() if run else ""})
-        out.append(Alternative.build(change=_describe(change, plan, base, costs, run),
-                                     plan=plan))
+        text = _describe(change, plan, base, costs, run)
+        gap = reconcile(run, plan, spec, variant, today, book) if run is not None else ""
+        if gap:
+            text += _("; ") + gap
+        out.append(Alternative.build(change=text, plan=plan))
         if len(out) >= SAME_CARD_LIMIT:
             break
     return out

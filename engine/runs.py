@@ -53,8 +53,15 @@ class Run(BaseModel):
     who: str
     recipe: str
     settings: dict[str, Any] = {}
+    # a vendor's statement of the memory ("works on just 17.5GB VRAM"), not a logged peak, and
+    # without the configuration it was measured in: cited as stated, never as measured
+    stated: bool = False
     source: str
     retrieved: str
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory * (memory.GIB if self.unit == "GiB" else 1e9)
 
     @property
     def spec(self) -> ModelSpec:
@@ -62,13 +69,17 @@ class Run(BaseModel):
 
     def text(self) -> str:
         """"torchtune ran Llama 3.1 8B full fine-tune on 1 x GeForce RTX 4090 at 18.9 GiB per GPU
-        (8-bit paged AdamW ...), 1,650 tokens/s; source"."""
+        (8-bit paged AdamW ...), 1,650 tokens/s; source"; a stated figure says so."""
         gpu = catalog.gpus()[self.gpu].display
         model = catalog.models()[self.model].display
         speed = (_(", {rate:,.0f} tokens/s").format(rate=self.tokens_per_s)
                  if self.tokens_per_s else "")
-        return _("{who} ran {model} {method} on {n} x {card} at {memory:g} {unit} per GPU "
-                 "({recipe}){speed}; {source}").format(
+        form = (N_("{who} states {model} {method} runs on {n} x {card} in {memory:g} {unit} per "
+                   "GPU ({recipe}; a vendor's figure, its configuration not given){speed}; "
+                   "{source}") if self.stated else
+                N_("{who} ran {model} {method} on {n} x {card} at {memory:g} {unit} per GPU "
+                   "({recipe}){speed}; {source}"))
+        return _(form).format(
             who=self.who, model=model, method=_method_label(self.method), n=self.gpus, card=gpu,
             memory=self.memory, unit=self.unit, recipe=_(self.recipe), speed=speed,
             source=self.source.split(" ; ")[0])

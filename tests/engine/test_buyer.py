@@ -240,6 +240,31 @@ def test_published_single_card_runs_are_cited() -> None:
     assert any("65 GB" in t for t in [gpt.recommendation] + [a.change for a in gpt.alternatives])
 
 
+def test_a_stated_figure_is_cited_as_stated_and_the_gap_to_the_sizing_explained() -> None:
+    """Unsloth's 'Qwen3-30B-A3B works on just 17.5GB' is a vendor's statement without its
+    configuration: cited as stated, and against the engine's 20 GiB for that recipe the answer
+    says which part the figure cannot hold (the 4-bit base alone is 15.5 GiB; rank-16 adapters
+    on all 128 experts of 48 layers add 844M parameters)."""
+    from engine import memory
+    from engine.runs import runs
+
+    ans = ask("qwen3-30b-a3b qlora gpu=4090 gpus=1")
+    replay = next(a for a in ans.alternatives if "Unsloth" in a.change)
+    assert "Unsloth states" in replay.change and "Unsloth ran" not in replay.change
+    assert "cannot hold adapters on every expert's projections" in replay.change
+    run = next(r for r in runs() if r.id == "unsloth-qwen3-30b-a3b-qlora-1x24gb")
+    m = replay.plan.memory
+    assert m.total > run.memory_bytes * 1.1
+    nums = [float(x) for x in re.findall(r"(\d+\.\d) GiB", replay.change.split("this sizing")[1])]
+    total, base, adapters, attn_only = nums[:4]
+    assert total == pytest.approx(m.total / memory.GIB, abs=0.05)
+    assert base + adapters > run.memory_bytes / memory.GIB  # the reason given holds
+    assert attn_only < total
+    # a measured run keeps 'ran', and is not second-guessed
+    torchtune = ask("8B full-finetune gpu=4090 gpus=1").alternatives[0].change
+    assert "torchtune ran" in torchtune and "this sizing" not in torchtune
+
+
 # -- rankings as an expert would ---------------------------------------------------------------
 
 
