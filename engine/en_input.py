@@ -55,24 +55,63 @@ def _servers(m: re.Match[str], _kept: list[str]) -> str | None:
     return cards(servers * per, m)
 
 
+DAYS_PER = {"day": 1, "week": 7, "month": 30}  # a month of 30 days
+
+
+def _deadline(m: re.Match[str]) -> str | None:
+    word = m.group("n").lower()
+    value = 1.0 if word in ("a", "one") else numbers.to_number(word)
+    if value is None or value <= 0:
+        return None
+    return f"days={numbers.plain(value * DAYS_PER[m.group('unit').lower().rstrip('s')])}"
+
+
 def _hours_a_day(m: re.Match[str]) -> str | None:
     value = numbers.to_number(m.group("n"))
     return f"{float(value) * 730 / 24:.0f}" if value is not None and 0 < value <= 24 else None
 
 
+EN_MODEL_ROWS: tuple[Phrase, ...] = (
+    # models: "deepseek-r1 distill 32b"
+    Phrase((r"(?<![a-z0-9.\-_/])(?P<model>[a-z][a-z0-9.\-_/]*)\s+distill(?:ed)?\s+(?P<size>\d+(?:\.\d+)?b)\b"),
+           lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 distill 32b"),
+)
 COUNT = rf"(?P<s>\d+|{numbers.EN_NUMBER_WORD})"
 EN_PHRASES: tuple[Phrase, ...] = (
     # sentence punctuation after a word ("70B inference?", "lora, please")
     Phrase(r"[?!,;]+(?=\s|$)|(?<=[a-z])\.(?=\s|$)", lambda m, _k: ""),
-    # models: "deepseek-r1 distill 32b"
-    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s+distill(?:ed)?\s+(?P<size>\d+(?:\.\d+)?b)\b"),
-           lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 distill 32b"),
+    *EN_MODEL_ROWS,
     # budgets: "budget 300 thousand", "budget of $20k", "150k budget", "under $20k"
     _budget(r"\bbudget\s*(?:of|is|to|at|around|about|under|below|up to|max(?:imum)?|~|:)?\s*" + MONEY,
             "budget 300k"),
     _budget(MONEY + r"\s*budget\b", "300k budget"),
     _budget(r"\b(?:under|below|up to|at most|max|within|no more than)\s+" + MONEY, "under $20k",
             needs_mark=True),
+    _budget(r"(?<![a-z0-9])" + MONEY, "$200k", needs_mark=True),
+    # traffic: "10k requests/day", "2k in, 500 out", "prompt 2k", "answers of 500 tokens"
+    keyed(r"\b" + N + r"\s*(?:requests?|reqs?|calls|queries|conversations|chats)\s*(?:/|per|a|each)\s*day\b",
+          "requests", number, "10k requests/day"),
+    keyed(r"\b(?:requests?|calls|queries)\s*(?:/|per|a)\s*day" + SAY + N, "requests", number,
+          "requests per day 10k"),
+    Phrase((r"\b(?P<n>\d+(?:\.\d+)?)\s*(?P<u>k)?\s*(?:tokens?\s+)?in\s+(?:and\s+)?(?P<n2>\d+(?:\.\d+)?)\s*"
+            r"(?P<u2>k)?\s*(?:tokens?\s+)?out\b"),
+           lambda m, _k: (f"prompt={m.group('n')}{m.group('u') or ''} "
+                          f"output={m.group('n2')}{m.group('u2') or ''}"), "2k in, 500 out"),
+    keyed(r"\b(?:prompts?|inputs?)(?:\s+(?:length|tokens?))?" + SAY + N + r"(?:\s*tokens?)?", "prompt",
+          number, "prompt 2k"),
+    keyed(r"\b(?:outputs?|answers?|completions?|responses?)(?:\s+(?:length|tokens?))?" + SAY + N
+          + r"(?:\s*tokens?)?", "output", number, "output 500"),
+    keyed(r"\b" + N + r"\s*(?:prompt|input)\s*tokens?\b", "prompt", number, "2k input tokens"),
+    keyed(r"\b" + N + r"\s*(?:output|answer|completion)\s*tokens?\b", "output", number, "500 output tokens"),
+    # first token: "first token under 1.5 s", "ttft 2s"
+    Phrase((r"\b(?:first[- ]token|ttft|time to first token)(?:\s+(?:time|latency))?\s*(?:under|below|within|"
+            r"in|of|at most|<=?|:)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<t>ms|milliseconds?|s|secs?|seconds?)\b"),
+           lambda m, _k: f"ttft={m.group('n')}{'ms' if m.group('t').startswith('m') else ''}",
+           "first token under 1.5 s"),
+    # a deadline: "in 3 weeks", "within 10 days", "in a month"
+    Phrase((r"\b(?:in|within|under|inside|deadline(?:\s+of)?|by)\s+(?:the\s+next\s+)?(?P<n>\d+(?:\.\d+)?|"
+            + numbers.EN_NUMBER_WORD + r"|a|one)\s*(?P<unit>days?|weeks?|months?)\b"),
+           lambda m, _k: _deadline(m), "in 3 weeks"),
     # lengths: "8k context", "context of 32k", "sequence length 8k"
     keyed(r"\b(?:context|ctx)(?:\s*(?:length|window|len))?" + SAY + N, "context", number, "context 32k"),
     keyed(r"\b" + N + r"\s*(?:context|ctx|tokens? of context)\b", "context", number, "32k context"),
@@ -84,7 +123,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
     # users: "20 users", "100 concurrent users", "concurrency 100"
     keyed(r"\b" + N + r"\s*(?:concurrent|simultaneous|parallel)\s*(?:users|streams|sessions|requests|"
           r"connections)?\b", "users", number, "100 concurrent users"),
-    keyed(r"\b" + N + r"\s*(?:users|streams|sessions)\b", "users", number, "20 users"),
+    keyed(r"\b" + N + r"\s*(?:users|streams|sessions|people|persons|employees|staff|engineers|"
+          r"developers|seats)\b", "users", number, "20 users"),
     keyed(r"\b(?:users|concurrency|concurrent users)" + SAY + N, "users", number, "concurrency 100"),
     # servers and cards: "two 8-gpu servers", "2 nodes of 8 h800", "8x h100", "8 gpus"
     Phrase((r"\b(?:" + COUNT + r"\s+)?(?P<per>\d+)[- ]?(?:gpu|card)\s+(?:servers?|nodes?|machines?|"
@@ -96,6 +136,11 @@ EN_PHRASES: tuple[Phrase, ...] = (
     Phrase((r"\b(?P<n>\d+)\s*[x×*]\s*" + CARD), lambda m, _k: cards(_count(m), m, known=True),
            "8x h100"),
     keyed(r"\b" + N + r"\s*(?:x\s*)?(?:gpus|cards)\b", "gpus", number, "8 gpus"),
+    # one card: "a single L20", "one H100", "with a 5090"
+    Phrase((r"\b(?:an?\s+)?(?:single|one)\s+" + CARD + r"(?:\s+(?:gpu|card))?\b"),
+           lambda m, _k: cards(1, m, known=True), "a single L20"),
+    Phrase((r"\b(?:with|on|using|have|has|own)\s+an?\s+" + CARD + r"(?:\s+(?:gpu|card))?\b"),
+           lambda m, _k: cards(1, m, known=True), "with a 5090"),
     Phrase((r"\b(?P<n>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s+" + CARD + r"(?:\s+(?:gpus?|cards?))?\b"),
            lambda m, _k: cards(_count(m), m, known=True), "two 4090s"),
     # training tokens, LoRA rank, hours

@@ -466,45 +466,12 @@ def parse_option(token: str) -> tuple[str, Any]:
 
 
 def parse_fields(text: str, *, require_model: bool = True) -> Draft:
-    """Read a line into a Draft without applying defaults (Slack threads merge these)."""
-    words = _split(text)
-    values: dict[str, Any] = {"asked_in": "zh"} if has_cjk(text) else {}
-    bits = 0
-    for i, word in enumerate(words):
-        low = word.lower()
-        if "=" in word:
-            name, value = parse_option(word)
-            values[name] = value
-        elif low in BITS:
-            bits = BITS[low]
-        elif low in ("bf16", "fp16", "fp32"):
-            values["precision"] = low  # "70B FP16 inference": the weights' dtype
-        elif low in MODES:
-            values["mode"] = low
-        elif low.replace("-", "_") in SERVING_QUANTS and low not in ("bf16", "fp16"):
-            values["quant"] = low.replace("-", "_")
-        elif low in METHOD_WORDS:
-            if values.get("method") and values["method"] != METHOD_WORDS[low]:
-                raise ParseError(_("two methods given: {first} and {second}; pick one.").format(
-                    first=values["method"], second=METHOD_WORDS[low]), token=word)
-            values["method"] = METHOD_WORDS[low]
-        elif "model" not in values and (i == 0 or not require_model or "method" in values):
-            values["model"] = _parse_model(word)
-        elif "gpu" not in values and _bare_card(word):
-            values["gpu"] = _gpu("gpu", low)
-        elif has_cjk(word):
-            raise _unknown_chinese(word)
-        else:
-            accepted = METHOD_NAMES + tuple(f"{k}=" for k in KEYS)
-            suggestion = _suggest(low, list(METHOD_WORDS))
-            raise ParseError(
-                _("unexpected word {word}: after MODEL give METHOD ({methods}) and key=value "
-                  "options.").format(word=_short(word), methods=", ".join(METHOD_NAMES)),
-                token=word, accepted=accepted,
-                suggestion=METHOD_WORDS[suggestion] if suggestion else None)
-    if bits and "quant" not in values:
-        values["quant"] = _format_of_width(bits, values.get("method"))
-    return Draft(values)
+    """Read a message into a Draft without applying defaults (Slack threads merge these): the
+    sentence reader (engine/reader.py), which finds the slots anywhere and skips other words.
+    `require_model` is kept for callers; a model is read wherever it is named."""
+    from engine.reader import read  # the reader builds on this module's key table
+
+    return Draft(read(text).values)
 
 
 def _format_of_width(bits: int, name: str | None) -> str:
@@ -622,32 +589,11 @@ def parse(text: str) -> Request:
 
 # -- thread replies ------------------------------------------------------------------------------
 
-_REPLY_TOKEN = re.compile(r"[^\s,;!?()]+")
-
-
 def read_reply(text: str) -> Draft | None:
     """What a thread reply asks to change, or None when it asks nothing of the bot (people talk
-    in threads too). A recognised key with a bad value is a ParseError."""
-    text = re.sub(r"<@[A-Z0-9]+>", " ", text)  # drop mentions of the bot
-    low = rewrite(text).lower().strip()  # phrases of both languages, full-width characters too
-    if not low:
-        return None
-    pieces: list[str] = []
-    for word in _join_sizes([w.strip(".:") for w in _REPLY_TOKEN.findall(low)]):
-        if "=" in word or word in METHOD_WORDS or word in BITS or word in MODES:
-            pieces.append(word)
-        elif word.replace("-", "_") in SERVING_QUANTS and word not in ("bf16", "fp16"):
-            pieces.append(word)  # "what about awq?"
-        elif _bare_card(word):
-            pieces.append(f"gpu={word}")
-        elif catalog.find_model(word) is not None or re.fullmatch(r"\d+(\.\d+)?b", word):
-            pieces.append(word)
-    if not pieces:
-        return None
-    # the grammar reads a bare non-method word as MODEL only at the start
-    models = [p for p in pieces if "=" not in p and p not in METHOD_WORDS and p not in BITS
-              and p not in MODES
-              and p.replace("-", "_") not in SERVING_QUANTS]
-    ordered = models[:1] + [p for p in pieces if p not in models[:1]]
-    draft = parse_fields(" ".join(ordered), require_model=False)
-    return draft or None
+    in threads too): the same reader, assuming nothing. A recognised key with a bad value is a
+    ParseError; two readings of a slot are an Ambiguous (a ParseError)."""
+    from engine.reader import read
+
+    values = {k: v for k, v in read(text, reply=True).values.items() if k != "asked_in"}
+    return Draft(values) if values else None

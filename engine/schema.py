@@ -10,7 +10,7 @@ import copy
 import types
 from collections.abc import Callable
 from functools import cache
-from typing import Any, NamedTuple, Self, Union, get_args, get_origin
+from typing import Any, Literal, NamedTuple, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -482,8 +482,19 @@ class Trial(_Doc):
     note: str
 
 
+class Query(_Doc):
+    """The question as typed and as read (engine/reader.py): a misreading is seen at once."""
+
+    text: str
+    read: list[str] = Field([], description="the slots read, in order: model, method, cards, ...")
+    skipped: list[str] = Field([], description="words the answer did not need")
+    question: Literal["fits", "fewest", "capacity"] | None = Field(
+        None, description="does it fit / how many cards / how many users the cards serve")
+    notes: list[str] = Field([], description="what the reading assumed")
+
+
 class Answer(_Doc):
-    query: str
+    query: Query
     pinned: bool = Field(False, description="gpu= and gpus= given: plans[0] is that configuration")
     model: ModelInfo
     market: MarketInfo | None = None

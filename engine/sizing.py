@@ -18,7 +18,7 @@ from engine.capacity import at_capacity, capacity, largest_fit
 from engine.explain import assumptions, warnings
 from engine.i18n import _, counted
 from engine.launch import launch_for
-from engine.parse import parse
+from engine.parse import build_request
 from engine.plan import (
     DEFAULT_SERVING_FORMATS,
     FORMAT_WORDS,
@@ -27,9 +27,10 @@ from engine.plan import (
     usable,
 )
 from engine.prices import PriceBook, price_book
-from engine.request import LARGEST_MODEL, Request
+from engine.reader import read
+from engine.request import LARGEST_MODEL, Draft, Request
 from engine.resolve import HubLookup, UnknownModel, resolve_model
-from engine.schema import Alternative, Answer, MarketInfo, ModelFit, ModelInfo, Plan
+from engine.schema import Alternative, Answer, MarketInfo, ModelFit, ModelInfo, Plan, Query
 from engine.traffic import with_traffic
 
 
@@ -39,11 +40,16 @@ def ask(text: str, *, hub: HubLookup | None = None, book: PriceBook | None = Non
     `every_plan`: every plan carries its bill of materials, API comparison and commands (the
     `--json` document); otherwise only the recommended one does, which is all any surface
     shows, and the rest would cost about half again the answer's time."""
-    return size(parse(text), hub=hub, book=book, today=today, query=text, every_plan=every_plan)
+    reading = read(text)
+    query = Query.build(text=text, read=list(reading.read), skipped=list(reading.skipped),
+                        question=reading.question, notes=list(reading.notes))
+    return size(build_request(Draft(reading.values)), hub=hub, book=book, today=today,
+                query=query, every_plan=every_plan)
 
 
 def size(req: Request, *, hub: HubLookup | None = None, book: PriceBook | None = None,
-         today: date | None = None, query: str = "", every_plan: bool = False) -> Answer:
+         today: date | None = None, query: str | Query = "",
+         every_plan: bool = False) -> Answer:
     """The full answer for one request: ranked plans, the recommendation and why, what would
     fit instead when nothing does, the seeds' advice and a trial run, and the assumptions."""
     if req.model == LARGEST_MODEL:
@@ -187,7 +193,7 @@ def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, t
     return []
 
 
-def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
+def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
                model_notes: tuple[str, ...] = (), today: date | None = None,
                book: PriceBook | None = None, every_plan: bool = False,
                largest: ModelFit | None = None) -> Answer:
@@ -255,6 +261,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str = "",
                            active_params=spec.active_params, source=spec.source,
                            retrieved=spec.retrieved, template=spec.template,
                            mtp_params=spec.mtp_params, native_quant=spec.native_quant)
+    if isinstance(query, str):
+        query = Query.build(text=query)
     return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
                         market=market, plans=plans, recommendation=text,
                         alternatives=alts,

@@ -36,7 +36,10 @@ from engine.phrases import (
 N = rf"(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[kmbt](?![a-z]))?"
 # a count of cards or servers; never the digits of a card's name (A100卡, 4090卡)
 COUNT = r"(?P<n>(?<![a-z0-9.])\d{1,3}|[一二两三四五六七八九十单双]{1,3})"
-SAY = r"\s*(?:是|为|设为|设成|要|有|在|大概|大约|约|:|=)?\s*"  # 上下文是32k, 并发数=100
+# 上下文是32k, 并发数=100; in a thread, 上下文长度改成32k, 并发调到50
+CHANGE = (r"改成|改为|改到|换成|设为|设成|调到|调成|调整为|调整到|加到|增加到|提到|提高到|升到|降到|减到|"
+          r"减少到|变成")
+SAY = r"\s*(?:" + CHANGE + r"|是|为|要|有|在|大概|大约|约|:|=)?\s*"
 END = r"(?![a-z0-9.])"  # a size or count ends here (32B部署: Chinese follows, that is fine)
 MONEY = (rf"(?P<sym>[$¥])?\s*(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[km](?![a-z]))?"
          r"\s*(?P<cur>元|块钱|块|人民币|rmb|cny|美元|美金|刀|usd)?")
@@ -107,6 +110,34 @@ def _fine_tune(m: re.Match[str], kept: list[str]) -> str:
     return "" if any(t in METHOD_WORDS for t in (*kept, *said)) else "full-finetune"
 
 
+CITIES = {"北京": "beijing", "上海": "shanghai", "深圳": "shenzhen", "广州": "guangzhou",
+          "成都": "chengdu", "杭州": "hangzhou", "南京": "nanjing", "苏州": "suzhou", "江苏": "jiangsu",
+          "武汉": "wuhan", "西安": "xian", "重庆": "chongqing", "天津": "tianjin", "合肥": "hefei",
+          "贵州": "guizhou", "贵阳": "guiyang", "宁夏": "ningxia", "中卫": "zhongwei",
+          "内蒙古": "inner-mongolia", "乌兰察布": "ulanqab", "庆阳": "qingyang", "甘肃": "gansu",
+          "青岛": "qingdao", "济南": "jinan", "厦门": "xiamen", "长沙": "changsha", "郑州": "zhengzhou"}
+DAYS_PER = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "个月": 30}  # a month of 30 days
+
+
+def _ttft(m: re.Match[str]) -> str | None:
+    value = numbers.to_number(m.group("n"))
+    if value is None or value <= 0:
+        return None
+    unit = "ms" if m.group("t").lower() in ("毫秒", "ms") else ""
+    return f"ttft={numbers.plain(value)}{unit}"
+
+
+def _deadline(m: re.Match[str]) -> str | None:
+    value = numbers.to_number(m.group("n"))
+    if value is None or value <= 0:
+        return None
+    return f"days={numbers.plain(value * DAYS_PER[m.group('unit')])}"
+
+
+def _region(m: re.Match[str]) -> str:
+    return f"region={CITIES[m.group('city')]}"
+
+
 def _aliases() -> str:
     """Every method's Chinese phrasings, longest first, spaces allowed between ASCII and Chinese
     (LoRA 微调)."""
@@ -166,7 +197,9 @@ QUESTIONS = (  # what every answer says: the question itself reads as nothing
     r"显存\s*(?:要|需要|占用?|得)?\s*多[大少]", r"(?:需要|要|占|占用|得)?\s*多[大少]\s*(?:的)?显存",
     r"(?:训练|要|需要)?\s*多少\s*[kmbt]?\s*(?:个)?\s*tokens?", r"多少钱|什么价|价格多少|成本多少|花多少",
     r"什么配置|啥配置|怎么配|如何配置|怎么选|选什么|选哪个|哪张卡|哪种卡|什么卡|什么显卡",
-    r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起来吗|可以吗|行吗|可行吗",
+    r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起来吗|可以吗|行吗|可行吗|行不行|能不能|能否|"
+    r"放得下吗?|装得下吗?|撑得住吗?|扛得住吗?|跑不跑得动|能服务多少(?:人|用户|并发)?|能支持多少(?:人|用户|并发)?|"
+    r"最少|至少|最多能",
     r"要多久|多长时间|需要多久|多快|速度如何|速度怎么样",
     r"租(?:用|卡)?还是(?:买|购置|购买)(?:划算|合适|好)?|(?:买|购置|购买)还是租(?:用)?(?:划算|合适|好)?",
     r"求推荐|推荐一下|帮我算一下|帮忙算一下|帮我算|算一下|估算一下|估一下|请问|想问一下|问一下",
@@ -179,49 +212,34 @@ FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器
           "版本", "一个", "个", "可以", "能", "是", "有", "显卡", "整机", "规模", "左右的", "评估",
           "推荐", "按")
 
-ZH_PHRASES: tuple[Phrase, ...] = (
-    # models: the R1 distills by size, and 满血版 (the full model, which the name already is)
-    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s*(?:的)?\s*(?:蒸馏版|蒸馏模型|蒸馏)\s*(?:的)?\s*"
+# models: the R1 distills by size (read before the catalog's names, so `deepseek-r1 蒸馏版 32B`
+# is the distill, not deepseek-r1)
+ZH_MODEL_ROWS: tuple[Phrase, ...] = (
+    Phrase((r"(?<![a-z0-9.\-_/])(?P<model>[a-z][a-z0-9.\-_/]*)\s*(?:的)?\s*(?:蒸馏版|蒸馏模型|蒸馏)\s*(?:的)?\s*"
                     r"(?P<size>\d+(?:\.\d+)?b)" + END),
            lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 蒸馏版 32B"),
-    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s+(?P<size>\d+(?:\.\d+)?b)\s*(?:的)?\s*"
+    Phrase((r"(?<![a-z0-9.\-_/])(?P<model>[a-z][a-z0-9.\-_/]*)\s+(?P<size>\d+(?:\.\d+)?b)\s*(?:的)?\s*"
                     r"(?:蒸馏版|蒸馏模型|蒸馏)"),
            lambda m, _k: distill(m.group("model"), m.group("size")), "deepseek-r1 32B 蒸馏版"),
-    Phrase((r"(?P<model>[a-z][a-z0-9.\-_/]*)\s*(?:的)?\s*(?:蒸馏版|蒸馏模型|蒸馏)"),
+    Phrase((r"(?<![a-z0-9.\-_/])(?P<model>[a-z][a-z0-9.\-_/]*)\s*(?:的)?\s*(?:蒸馏版|蒸馏模型|蒸馏)"),
            lambda m, _k: distill(m.group("model"), ""), "deepseek-r1 蒸馏版 32B"),
+)
+ZH_PHRASES: tuple[Phrase, ...] = (
+    *ZH_MODEL_ROWS,
+    # 满血版: the full model, which the name already is
     words(r"满血版本?|满血|完整版|原版|非量化版", "", "deepseek-r1 满血版 部署"),
     *(words(q, "") for q in QUESTIONS),
     # methods
     Phrase((_aliases()), _method, "13B 全参微调"),
     Phrase((r"微调"), _fine_tune, "13B 微调"),
     # budgets said as budgets
-    _budget(r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*(?:是|为|在|有|大概|大约|约|控制在|不超过|不超|"
-            r"不高于|最多|:|=)*\s*" + MONEY + r"\s*(?:以内|以下|之内|左右)?", "预算15万"),
+    _budget(r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*(?:" + CHANGE
+            + r"|是|为|在|有|大概|大约|约|"
+            r"控制在|不超过|不超|不高于|最多|:|=)?\s*" + MONEY + r"\s*(?:以内|以下|之内|左右)?", "预算15万"),
     _budget(MONEY + r"\s*(?:以内|以下|之内|左右)?\s*(?:的)?\s*(?:总|月)?预算", "15万预算"),
     _budget(r"(?:月租|租金|每月租金|租金每月)\s*(?:不超过|不超|最多|控制在)?\s*" + MONEY, "月租2万以内",
             needs_unit=True),
     _budget(r"(?:不超过|不超|不高于|最多|上限|控制在)\s*" + MONEY, "预算不超过15万", needs_unit=True),
-    # lengths, batch and users, each number bound to the word it touches first (below)
-    *TIGHT_THEN_LOOSE,
-    # training tokens: 1T tokens, 训练100B token, 1万亿token
-    keyed(r"(?:训练|数据量?|语料|数据集)?\s*(?:有|是|为|约|共)?\s*" + N + r"\s*(?:个|的)?\s*tokens?",
-          "tokens", number, "1T tokens"),
-    # hours of use
-    keyed(r"(?:每天|一天|每日)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
-          "hours", _hours_a_day, "每天8小时"),
-    words(r"7\s*[×x*]\s*24\s*(?:小时)?|全天候?运行|24\s*小时\s*(?:不间断|运行|在线|开机)", "hours=730",
-          "7x24小时"),
-    keyed(r"(?:每月|每个月|一个月|月)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
-          "hours", number, "每月200小时"),
-    # LoRA rank, headroom, horizon
-    keyed(r"(?:秩|rank)" + SAY + r"(?P<n>\d+)", "rank", number, "秩64"),
-    keyed(r"(?:预留|留|保留)\s*(?P<n>\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:显存)?\s*(?:余量)?", "headroom",
-          lambda m: m.group("n") + "%", "预留20%余量"),
-    keyed(r"(?:显存)?余量" + SAY + r"(?P<n>\d+(?:\.\d+)?)\s*%", "headroom", lambda m: m.group("n") + "%",
-          "余量20%"),
-    words(r"不(?:留|要|预留)余量", "headroom=0"),
-    keyed(r"(?:按|分)?\s*(?:折旧|摊销)?\s*(?:周期|期)?\s*(?P<n>\d+|[一二两三四五六七八九十])\s*年\s*"
-          r"(?:折旧|摊销|回本|周期|内)?", "months", _years, "按3年折旧"),
     # servers and cards: 两台8卡H800, 2机16卡, 8卡A800, 4张4090, 双卡4090, 4×4090
     Phrase((r"(?<![a-z0-9.])(?P<s>\d{1,3}|[一二两三四五六七八九十单双]{1,3})\s*(?P<unit>台|机)\s*(?:(?P<n>\d+|"
                     r"[一二两三四五六七八九十单双]{1,3})\s*(?:卡|张卡|张|块))?\s*(?:的)?\s*(?:" + CARD +
@@ -239,6 +257,52 @@ ZH_PHRASES: tuple[Phrase, ...] = (
            lambda m, _k: cards(_count(m), m, known=True), "4090两张"),
     Phrase((CARD + r"\s*(?:显卡|卡|gpu)"), lambda m, _k: cards(None, m, known=True), "4090卡"),
     Phrase((r"(?=魔改|昇腾)" + CARD), lambda m, _k: cards(None, m, known=True), "昇腾910B"),
+    # traffic: 每天1万次请求, 日请求量5000; prompt and answer lengths: 输入2k 输出500
+    keyed(r"(?:每天|每日|一天|日均|日)\s*(?:约|大概|大约|有)?\s*" + N + r"\s*(?:次|个|条)?\s*"
+          r"(?:请求|调用|访问|查询|问答|对话)", "requests", number, "每天1万次请求"),
+    keyed(r"(?:日请求量?|每日请求数?|日调用量|每天请求数?)" + SAY + N, "requests", number, "日请求量5000"),
+    keyed(r"(?:输入|提示词|提示|prompt)\s*(?:长度)?" + SAY + N + r"\s*(?:个)?\s*(?:tokens?)?", "prompt",
+          number, "输入2k"),
+    keyed(r"(?:输出|回答|回复|生成)\s*(?:长度)?" + SAY + N + r"\s*(?:个)?\s*(?:tokens?)?", "output",
+          number, "输出500"),
+    # first token: 首token 2秒内, 首字延迟500毫秒
+    Phrase((r"首\s*(?:个)?\s*(?:token|字|词元|包)\s*(?:时间|延迟|时延|响应)?" + SAY
+            + r"(?:不超过|小于|低于|控制在)?\s*(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]{1,3})\s*"
+            r"(?P<t>秒|s|毫秒|ms)(?![a-z])\s*(?:内|以内|之内)?"), lambda m, _k: _ttft(m), "首token 2秒内"),
+    # users said with people: 50人同时用, 20个人同时使用
+    keyed(N + r"\s*(?:个)?\s*(?:人|用户)\s*(?:同时|一起)\s*(?:用|使用|在线|访问|调用|请求)", "users", number,
+          "50人同时用"),
+    # where the cards stand: 成都机房, 在成都
+    Phrase((r"(?:在|放在|部署在|位于)?\s*(?P<city>" + "|".join(CITIES) + r")\s*(?:的)?\s*"
+            r"(?:机房|数据中心|idc|地区|节点|区域|本地)?"), lambda m, _k: _region(m), "成都机房"),
+    # data: 数据量2亿, 语料500亿
+    keyed(r"(?:数据量|语料量?|数据集)" + SAY + N + r"(?![万亿千百十a-z0-9.]|\s*tokens?)", "tokens", number,
+          "数据量2亿"),
+    # lengths, batch and users, each number bound to the word it touches first (below)
+    *TIGHT_THEN_LOOSE,
+    # training tokens: 1T tokens, 训练100B token, 1万亿token
+    keyed(r"(?:训练|数据量?|语料|数据集)?\s*(?:有|是|为|约|共)?\s*" + N + r"\s*(?:个|的)?\s*tokens?",
+          "tokens", number, "1T tokens"),
+    # hours of use
+    keyed(r"(?:每天|一天|每日)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
+          "hours", _hours_a_day, "每天8小时"),
+    words(r"7\s*[×x*]\s*24\s*(?:小时)?|全天候?运行|24\s*小时\s*(?:不间断|运行|在线|开机)", "hours=730",
+          "7x24小时"),
+    keyed(r"(?:每月|每个月|一个月|月)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
+          "hours", number, "每月200小时"),
+    # a deadline: 两周内, 一个月内, 14天, 10天之内训完
+    Phrase((r"(?<![每一])(?:在|要在)?\s*(?P<n>\d+|[一二两三四五六七八九十]{1,3})\s*(?:个)?\s*"
+            r"(?P<unit>天|周|星期|礼拜|个月)(?![a-z0-9])\s*(?:内|之内|以内|完成|跑完|训完|搞定)?"),
+           lambda m, _k: _deadline(m), "两周内"),
+    # LoRA rank, headroom, horizon
+    keyed(r"(?:秩|rank)" + SAY + r"(?P<n>\d+)", "rank", number, "秩64"),
+    keyed(r"(?:预留|留|保留)\s*(?P<n>\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:显存)?\s*(?:余量)?", "headroom",
+          lambda m: m.group("n") + "%", "预留20%余量"),
+    keyed(r"(?:显存)?余量" + SAY + r"(?P<n>\d+(?:\.\d+)?)\s*%", "headroom", lambda m: m.group("n") + "%",
+          "余量20%"),
+    words(r"不(?:留|要|预留)余量", "headroom=0"),
+    keyed(r"(?:按|分)?\s*(?:折旧|摊销)?\s*(?:周期|期)?\s*(?P<n>\d+|[一二两三四五六七八九十])\s*年\s*"
+          r"(?:折旧|摊销|回本|周期|内)?", "months", _years, "按3年折旧"),
     # formats: 8bit优化器, KV缓存fp8, 量化到4位, 4bit量化, int4
     words(r"8\s*(?:bit|位|比特)\s*(?:的)?\s*(?:adamw?|优化器)|adamw?\s*8\s*(?:bit|位)",
           "optimizer=adamw-8bit", "8bit优化器"),

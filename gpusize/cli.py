@@ -157,8 +157,12 @@ def print_answer(text: str, *, as_json: bool, chart: str | None = None, bom: boo
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
+        from engine.reader import summary
         from present.terminal import render
 
+        print(summary(result.query.read, result.query.skipped))
+        for note in result.query.notes:
+            print("  " + note)
         print(render(result, bom=bom))
     if chart is not None:
         print(_("chart written to {path}").format(path=chart), file=sys.stderr)

@@ -16,7 +16,7 @@ import pytest
 
 from bot import pricecommands
 from engine import UnknownModel
-from engine.parse import ParseError, build_request, parse, read_reply
+from engine.parse import ParseError, build_request, parse, parse_fields, read_reply
 from engine.request import Draft
 from engine.resolve import resolve_model
 from present.blockkit import clean_input
@@ -66,8 +66,19 @@ def is_bad_command(text: str) -> bool:
         fields = parse(text) if " " in text else None
         resolve_model(fields.model if fields else text.split()[0])
     except (ParseError, UnknownModel, IndexError):
-        return True
+        return not asks_the_method(text)
     return False
+
+
+def asks_the_method(text: str) -> bool:
+    """A model and words no slot takes (`13B ลอร่า`): the sentence reader (issue 20) skips the
+    words, and the bot asks for the method in the channel, as for `13B` alone."""
+    try:
+        draft = parse_fields(text)
+        resolve_model(draft.model or "")
+    except (ParseError, UnknownModel):
+        return False
+    return draft.method is None
 
 
 def test_slash_command_corpus_over_http(make_bot: Any, slack: SlackStub,

@@ -13,6 +13,7 @@ import pytest
 from engine import numbers
 from engine.i18n import language
 from engine.parse import ParseError, build_request, parse, parse_fields, parse_money, read_reply
+from engine.reader import read
 from engine.zh_input import KEYWORDS, ZH_PHRASES
 
 TABLE = tomllib.loads((Path(__file__).resolve().parents[1] / "data" / "zh_phrasings.toml")
@@ -132,14 +133,15 @@ def test_number_values(number: str, scale: str | None, value: str | None) -> Non
 
 
 def test_unknown_chinese_word_gets_a_chinese_example() -> None:
-    with pytest.raises(ParseError) as info:
-        parse("qwen2.5-72b 推理 并法100")
-    assert info.value.suggestion == "并发"
-    assert "100并发" in str(info.value) and "并法" in str(info.value)
-    with language("zh"), pytest.raises(ParseError) as zh:
-        parse("qwen2.5-72b 推理 并法100")
-    message = str(zh.value)
-    assert "并发" in message and not re.search(r"\b(?:unexpected|write|example)\b", message)
+    # a word no slot takes is skipped, not refused (issue 20); a mistyped keyword is said with
+    # the keyword and an example, so one reply fixes it
+    reading = read("qwen2.5-72b 推理 并法100")
+    assert "并法" in reading.skipped and reading.values["method"] == "inference"
+    assert any("并发" in note and "100并发" in note for note in reading.notes)
+    with language("zh"):
+        notes = read("qwen2.5-72b 推理 并法100").notes
+    assert any("并发" in n for n in notes)
+    assert not any(re.search(r"\b(?:unexpected|write|example)\b", n) for n in notes)
 
 
 def test_every_keyword_example_reads() -> None:

@@ -1,0 +1,548 @@
+"""The sentence reader: what a message asks, wherever it says it (issue 20).
+
+A message is read as a sentence, not as a command whose every word must parse: the slots (model,
+method, cards and count, users, context, tokens, budget, deadline, first-token time, format,
+buy or rent, region, traffic) are found anywhere, in any order, with or without spaces, in Chinese,
+English or both; the words the answer does not need are skipped and reported. One reader serves
+the CLI's arguments, the slash command, mentions and thread follow-ups.
+
+- `key=value` is the exact form: it is read first and wins over anything read from prose.
+- Models are found through a compact-key index of the catalog's names (`llama3.1 8b`,
+  `Llama 4 Scout`, `r1 32b`), before the phrase tables run, so no table reads a model's digits.
+- The phrase tables (engine/zh_input.py, engine/en_input.py) turn the rest into key=value.
+- Two readings of one slot (two models, two budgets) and a negated card or model (`不要4090`,
+  `not H20`) are never guessed: `Ambiguous` says both readings.
+
+Reading is linear in the input: the text is cut to MAX_INPUT_CHARS before any pattern runs,
+whitespace runs are collapsed, and every pattern is anchored so that none backtracks over the
+whole input (tests/engine/test_reader.py fuzzes long, repeated and mixed-script input).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from engine import catalog, en_input, i18n, numbers, zh_input
+from engine.i18n import N_, _
+from engine.methods import METHOD_WORDS, METHODS, SERVING_QUANTS
+from engine.parse import (
+    BITS,
+    MODES,
+    SIZE_RE,
+    ParseError,
+    _bare_card,
+    _format_of_width,
+    _gpu,
+    _grammar_word,
+    _parse_model,
+    parse_option,
+)
+from engine.phrases import Rewrite, card_name, has_cjk
+
+MAX_INPUT_CHARS = 1000  # a message is cut here before any pattern reads it
+_SEPARATORS = " -_/:"  # what a model's name may have between its parts ("llama 3.1 8b")
+# a key=value the user typed: ASCII key, a value up to a space or a Chinese comma; a Chinese scale
+# word may follow the digits (budget=15万)
+_OPTION = re.compile(r"(?<![A-Za-z0-9_=.])([A-Za-z_][A-Za-z0-9_]{0,39})="
+                     r"([^\s，。；、\u3400-\u9fff]{0,80}"
+                     r"(?:[十百千万亿]{1,3}(?:元|块|人民币|美元|美金)?)?)")
+_CN_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]{1,3})(元|块|人民币|美元|美金)?")
+_MENTION = re.compile(r"<@[A-Z0-9]{1,20}>")
+_CJK_PUNCT = re.compile(r"[，。、？！：；（）“”《》【】]")
+
+# families named without a size (満血/full): their full model, as teams mean it
+FULL_MODELS = {"deepseek": "deepseek-r1", "r1": "deepseek-r1", "deepseekr1": "deepseek-r1",
+               "deepseekv3": "deepseek-v3", "v3": "deepseek-v3", "kimi": "kimi-k2",
+               "kimik2": "kimi-k2", "glm": "glm-4.6", "minimax": "minimax-m2",
+               "qwen3": "qwen3-235b-a22b", "llama4": "llama-4-maverick"}
+_FULL_WORDS = re.compile(r"满血|完整版|full[- ]?(?:size|model|version)?|原版", re.IGNORECASE)
+
+# a negated card or model: 不要4090, 不用H20, not H20, no 4090s, without A800
+_NEGATION = re.compile(r"(?:不要|不用|别用|不想用|不考虑|不买|不能用|排除|除了|\bnot|\bno|\bwithout|\bexcept|"
+                       r"\bavoid|\bexcluding)\s?(?:用|买)?\s?(?P<word>[A-Za-z0-9][A-Za-z0-9.\-]{0,30})",
+                       re.IGNORECASE)
+
+# question words: a verdict for the named cards, the fewest cards, what a box can serve
+_FITS = re.compile(r"够吗|够不够|够用|能不能|能跑|能否|行不行|行吗|可以吗|放得下|装得下|跑得动|"
+                   r"跑得起来|撑得住|扛得住|\bdoes (?:it|that|this) fit\b|\bfits?\??$|"
+                   r"\bwill (?:it|that) (?:fit|run|work)\b|"
+                   r"\bis (?:that|it|this|\w+) enough\b|\benough\b|\bcan (?:it|i|we|\w+ \w+|\w+) "
+                   r"(?:serve|run|handle|fit|train|do)\b|\bcan i\b|\bcan we\b", re.IGNORECASE)
+_FEWEST = re.compile(r"最少|至少|几张|多少张|几块|多少块|几台|多少台|\bhow many\b|\bat (?:the )?minimum\b|"
+                     r"\bfewest\b|\bminimum number\b", re.IGNORECASE)
+_CAPACITY = re.compile(r"多少人|多少用户|多少并发|多少个用户|\bhow many (?:users|people|concurrent)\b|"
+                       r"\bhow much traffic\b", re.IGNORECASE)
+_FULL_FT_WORDS = re.compile(r"全参|全量|监督微调|\bfull\b|\bfft\b|\bsft\b|full[- ]fine", re.IGNORECASE)
+
+# English words that are not slots: a skipped word list stays short ("please", "can", ...)
+_QUIET = frozenset((
+    "a", "an", "the", "of", "to", "for", "on", "in", "at", "with", "and", "or", "is", "it", "be",
+    "do", "does", "can", "could", "would", "will", "we", "i", "you", "our", "my", "me", "us",
+    "please", "what", "how", "much", "many", "if", "make", "change", "switch", "use", "using",
+    "need", "want", "run", "running", "model", "models", "gpu", "gpus", "card", "cards", "server",
+    "servers", "fit", "fits", "enough",
+))
+
+
+class Ambiguous(ParseError):
+    """Two readings of one slot, or a card or model the message says not to use: never guessed.
+    `readings` holds both, for the bot to ask which."""
+
+    def __init__(self, message: str, *, token: str, readings: tuple[str, str]) -> None:
+        super().__init__(message, token=token)
+        self.readings = readings
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a message said: the Draft's values, the read line's parts, the skipped words, the
+    kind of question, and notes on what was assumed."""
+
+    values: dict[str, Any]
+    read: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    question: str | None = None  # "fits" | "fewest" | "capacity"
+    notes: tuple[str, ...] = field(default=())
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width digits and letters), the length cap, Slack mentions and private-use
+    characters out, whitespace runs collapsed: before any pattern reads the text."""
+    text = text[: MAX_INPUT_CHARS * 4]  # NFKC can only grow a text; cut a paste before it
+    text = unicodedata.normalize("NFKC", text)[:MAX_INPUT_CHARS]
+    text = _MENTION.sub(" ", text)
+    text = re.sub("[\ue000-\uf8ff]", " ", text)
+    return " ".join(text.split())
+
+
+# -- models -----------------------------------------------------------------------------------------
+
+@cache
+def _model_keys() -> tuple[dict[str, str], frozenset[str], int]:
+    """The catalog's names compacted (lower case, no separators): key -> model, every prefix
+    of a key, and the longest key."""
+    index: dict[str, str] = {}
+    for spec in catalog.models().values():
+        names = [spec.name, spec.display, *spec.aliases]
+        if spec.hf_repo:
+            names += [spec.hf_repo, spec.hf_repo.split("/", 1)[-1]]
+        for name in names:
+            key = _compact(name)
+            if len(key) >= 3:
+                index.setdefault(key, spec.name)
+    prefixes = frozenset(k[:i] for k in index for i in range(1, len(k) + 1))
+    return index, prefixes, max(map(len, index))
+
+
+def _compact(text: str) -> str:
+    return "".join(c for c in text.lower() if c not in _SEPARATORS)
+
+
+def _word_char(c: str) -> bool:
+    return c.isascii() and (c.isalnum() or c == ".")
+
+
+def _joined(text: str, at: int) -> bool:
+    """The character at `at` joins the word it touches: a letter, digit or dot, or a - _ / that
+    another one follows (someone/llama-3.1-8b-custom is one name, not llama-3.1-8b)."""
+    c = text[at]
+    if _word_char(c):
+        return True
+    return c in "-_/" and 0 < at < len(text) - 1 and _word_char(text[at + 1]) and _word_char(text[at - 1])
+
+
+def find_models(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, model) for each catalog model named in `text`, longest match first at each
+    word start; at most the longest key's length is looked at from each start (linear)."""
+    index, prefixes, longest = _model_keys()
+    low = text.lower()
+    found: list[tuple[int, int, str]] = []
+    i, n = 0, len(low)
+    while i < n:
+        if not (low[i].isascii() and low[i].isalnum()) or (i and _joined(low, i - 1)):
+            i += 1
+            continue
+        key, best, j = "", None, i
+        while j < n and len(key) < longest:
+            c = low[j]
+            if c in _SEPARATORS:
+                if c == " " and j + 1 < n and not low[j + 1].isascii():
+                    break  # a space before Chinese ends a name
+                j += 1
+                continue
+            if not _word_char(c) or key + c not in prefixes:
+                break
+            key += c
+            j += 1
+            if key in index and (j == n or not _joined(low, j)):
+                best = (i, j, index[key])
+        if best is not None:
+            found.append(best)
+            i = best[1]
+        else:
+            while i < n and _word_char(low[i]):
+                i += 1  # the rest of this word starts no name
+    return found
+
+
+def _family(word: str, text: str) -> str | None:
+    """A family named without a size (满血deepseek, full DeepSeek): its full model."""
+    model = FULL_MODELS.get(_compact(word))
+    if model is None:
+        return None
+    if _compact(word) in ("deepseek", "kimi", "minimax") or _FULL_WORDS.search(text):
+        return model
+    return None
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+def read(text: str, *, reply: bool = False) -> Reading:
+    """A message as a Reading. `reply`: a thread follow-up (changes to a request already made:
+    nothing is assumed). Raises ParseError for a bad key=value, Ambiguous for two readings."""
+    notes: list[str] = []
+    if len(text) > MAX_INPUT_CHARS:
+        notes.append(_("The message is {count:,} characters: the first {limit:,} were read.").format(
+            count=len(text), limit=MAX_INPUT_CHARS))
+    text = normalize(text)
+    exact, prose = _exact_options(text)
+    _check_negations(prose)
+    rw = Rewrite(prose)
+    rw.text = _CJK_PUNCT.sub(" ", rw.text)
+    for name, family in zh_input.NAMES.items():
+        rw.text = rw.text.replace(name, family)
+    rw.run(zh_input.ZH_MODEL_ROWS + en_input.EN_MODEL_ROWS)
+    for start, end, model in reversed(find_models(rw.text)):
+        rw.text = rw.text[:start] + rw.keep(f"model={model}") + rw.text[end:]
+    if not all(_grammar_word(word) for word in prose.split()):
+        # a line in the grammar's own words skips the tables: no table compiled, start-up fast
+        zh_input.rewrite(rw)
+        en_input.rewrite(rw)
+    values, skipped = _classify(rw.result().split(), prose, notes, reply=reply)
+    for key, value in exact.items():
+        values[key] = value  # the exact form wins over prose
+    if has_cjk(text):
+        values.setdefault("asked_in", "zh")
+    question = _question(prose)
+    if not reply:
+        _assume(values, question, prose, notes)
+    return Reading(values=values, read=tuple(read_line(values)), skipped=tuple(skipped),
+                   question=question, notes=tuple(notes))
+
+
+def has_slot(text: str) -> bool:
+    """Whether a thread message has anything for the bot (chatter has not): cheap enough to
+    call before a message costs a job slot. Two readings count: the bot asks which."""
+    try:
+        return bool(read(text, reply=True).values.keys() - {"asked_in"})
+    except ParseError:
+        return True
+
+
+def _exact_options(text: str) -> tuple[dict[str, Any], str]:
+    """The key=value words, converted (ParseError for a bad one), and the prose around them."""
+    exact: dict[str, Any] = {}
+
+    def take(m: re.Match[str]) -> str:
+        key, value = m.group(1), m.group(2)
+        if key.lower() == "model":
+            exact["model"] = _parse_model(value)
+            return " "
+        if key.lower() == "method":
+            word = value.lower()
+            if word not in METHOD_WORDS:
+                raise ParseError(_("method={value} is not one of {choices}.").format(
+                    value=value[:40], choices=", ".join(METHODS)), token=m.group(0))
+            exact["method"] = METHOD_WORDS[word]
+            return " "
+        name, converted = parse_option(f"{key}={_cn_amount(key, value)}")
+        exact[name] = converted
+        return " "
+
+    prose = _OPTION.sub(take, text)
+    return exact, " ".join(prose.split())
+
+
+def _cn_amount(key: str, value: str) -> str:
+    """budget=15万 -> budget=150000cny; users=1万 -> users=10000 (万 and 亿 read as numbers)."""
+    m = _CN_AMOUNT.fullmatch(value)
+    if not m:
+        return value
+    amount = numbers.value(m.group(1), m.group(2))
+    if amount is None:
+        return value
+    if key.lower() in ("budget",):
+        return amount + ("usd" if m.group(3) in ("美元", "美金") else "cny")
+    return amount
+
+
+def _check_negations(prose: str) -> None:
+    for m in _NEGATION.finditer(prose):
+        word = m.group("word")
+        card = card_name(word) if _bare_card(word) or _bare_card(word.rstrip("sS")) else None
+        model = catalog.find_model(word)
+        if card is None and model is None:
+            continue
+        name = card or (model.name if model else word)
+        said = m.group(0)
+        raise Ambiguous(_("“{said}” reads two ways: leave {name} out, or use {name}; I do not "
+                          "guess which. Name what to use instead (e.g. gpu=… or model=…).").format(
+                              said=said, name=name),
+                        token=said, readings=(_("without {name}").format(name=name), name))
+
+
+def _classify(words: list[str], prose: str, notes: list[str], *,
+              reply: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """The rewritten words into Draft values; what no slot takes is skipped. In a thread reply
+    a word with a slash is not taken for a Hub repo id (paths, and/or): model= says one."""
+    values: dict[str, Any] = {}
+    seen: dict[str, list[Any]] = {}
+    skipped: list[str] = []
+    methods: list[str] = []
+    bits = 0
+
+    def put(key: str, value: Any) -> None:
+        if value not in seen.setdefault(key, []):
+            seen[key].append(value)
+        values[key] = value
+
+    for word in words:
+        low = word.lower()
+        if "=" in word and not word.startswith("="):
+            key, _sep, value = word.partition("=")
+            if key == "model":
+                put("model", value)
+                continue
+            name, converted = parse_option(word)
+            put(name, converted)
+        elif low in METHOD_WORDS:
+            methods.append(METHOD_WORDS[low])
+        elif low in BITS:
+            bits = BITS[low]
+        elif low in ("bf16", "fp16", "fp32"):
+            put("precision", low)
+        elif low in MODES:
+            put("mode", low)
+        elif low.replace("-", "_") in SERVING_QUANTS:
+            put("quant", low.replace("-", "_"))
+        elif SIZE_RE.match(low):
+            put("model", _parse_model(word))
+        elif (family := _family(word, prose)) is not None:
+            put("model", family)
+        elif _bare_card(word) or (low.endswith("s") and _bare_card(word[:-1])):
+            put("gpu", _gpu("gpu", low if _bare_card(word) else low[:-1]))
+        elif not reply and re.fullmatch(r"[A-Za-z0-9][\w.\-]{0,95}/[\w.\-]{1,96}", word):
+            put("model", _parse_model(word))  # a Hugging Face repo id
+        else:
+            skipped.append(word)
+    _method(methods, values, notes, prose)
+    if "method" not in values:
+        _near_method(skipped)
+    if bits and "quant" not in values:
+        values["quant"] = _format_of_width(bits, values.get("method"))
+    _conflicts(seen)
+    if "model" not in values and not reply:
+        _unknown_model(skipped, values)
+    shown = [w if len(w) <= 24 else w[:23] + "…" for w in skipped
+             if w.lower() not in _QUIET and not w.isdigit()]
+    notes.extend(_near_keywords(skipped))
+    return values, shown
+
+
+def _method(methods: list[str], values: dict[str, Any], notes: list[str], prose: str) -> None:
+    """Serving words (推理, 部署, serve) yield to a training word in the same message; two
+    training methods are two readings."""
+    training = sorted({m for m in methods if METHODS[m].training}, key=methods.index)
+    if len(training) > 1:
+        raise Ambiguous(_("two methods read: {first} and {second}; say which one.").format(
+            first=training[0], second=training[1]), token=" ".join(training),
+            readings=(training[0], training[1]))
+    if training:
+        values["method"] = training[0]
+        if training[0] == "full-finetune" and not _FULL_FT_WORDS.search(prose):
+            notes.append(_("“fine-tune” alone reads as full fine-tuning (the default); say LoRA or "
+                           "QLoRA for adapters."))
+    elif methods:
+        values["method"] = methods[0]
+
+
+def _near_method(skipped: list[str]) -> None:
+    """No method read, and a skipped word is a method mistyped (lroa): say so rather than ask
+    for the method."""
+    import difflib  # only on this path
+
+    for word in skipped:
+        if not word.isascii() or len(word) < 4 or word.lower() in _QUIET:
+            continue
+        hits = difflib.get_close_matches(word.lower(), list(METHOD_WORDS), n=1, cutoff=0.75)
+        if hits:
+            raise ParseError(_("unexpected word {word}: after MODEL give METHOD ({methods}) and "
+                               "key=value options.").format(word=word[:40],
+                                                            methods=", ".join(METHODS)),
+                             token=word, accepted=tuple(METHODS),
+                             suggestion=METHOD_WORDS[hits[0]])
+
+
+def _near_keywords(skipped: list[str]) -> list[str]:
+    """A skipped Chinese word that is a keyword mistyped (并法 for 并发): a note with an example."""
+    notes = []
+    for word in skipped:
+        if not has_cjk(word) or len(word) > 8:
+            continue
+        import difflib  # only for a skipped Chinese word
+
+        hits = difflib.get_close_matches(word, list(zh_input.KEYWORDS), n=1, cutoff=0.5)
+        if hits and hits[0] != word:
+            notes.append(_("Skipped {word}: did you mean {keyword}? For example: {example}.").format(
+                word=word, keyword=hits[0], example=zh_input.KEYWORDS[hits[0]]))
+    return notes[:2]
+
+
+def _conflicts(seen: dict[str, list[Any]]) -> None:
+    models = seen.get("model", [])
+    named = [m for m in models if not SIZE_RE.match(str(m).lower())]
+    if named:  # "72B推理 qwen2.5-72b": a size the named model has repeats it
+        models[:] = [m for m in models if m in named or not any(
+            re.search(rf"(?<![\d.]){re.escape(str(m).lower())}", n) for n in named)]
+    for key in ("model", "budget", "gpu", "gpus", "users", "context", "tokens", "days"):
+        got = seen.get(key, [])
+        if len(got) > 1:
+            first, second = (_value_text(key, v) for v in got[:2])
+            raise Ambiguous(_("two values read for {key}: {first} and {second}; say which one "
+                              "(e.g. {key}={example}).").format(key=key, first=first, second=second,
+                                                                example=second),
+                            token=f"{first} {second}", readings=(first, second))
+
+
+def _value_text(key: str, value: Any) -> str:
+    if key == "budget":
+        amount = numbers.plain(value["amount"])
+        return amount + (value.get("currency") or "").lower()
+    return str(value)
+
+
+def _unknown_model(skipped: list[str], values: dict[str, Any]) -> None:
+    """No model read: a skipped word that looks like one gets the grammar's own error (with its
+    nearest name); otherwise the model is left for the caller to ask for."""
+    for word in skipped:
+        if re.fullmatch(r"\d+(?:\.\d+)?(?!gb?\b|k\b|m\b|w\b|t\b|s\b|h\b|ms\b|x\b|bit\b)[a-z]{1,3}", word,
+                        re.IGNORECASE):
+            _parse_model(word)  # 13Q: a size mistyped, with the size it most likely meant
+        if (re.fullmatch(r"[A-Za-z][\w.\-]*\d[\w.\-]*", word) and not _bare_card(word)
+                and not re.fullmatch(r"[A-Za-z]?\d+(?:gb?|k|m|w|bit|x)?", word, re.I)):
+            values["model"] = _parse_model(word)
+            skipped.remove(word)
+            return
+        if word.isascii() and word.startswith(("-", "+")) and SIZE_RE.match(word[1:].lower()):
+            _parse_model(word)
+
+
+def _question(prose: str) -> str | None:
+    if _CAPACITY.search(prose):
+        return "capacity"
+    if _FEWEST.search(prose):
+        return "fewest"
+    if _FITS.search(prose):
+        return "fits"
+    return None
+
+
+def _assume(values: dict[str, Any], question: str | None, prose: str, notes: list[str]) -> None:
+    """What a whole question leaves unsaid and the answer assumes, said in the notes."""
+    if "method" not in values and (
+            {"gpu", "gpus", "users", "requests", "ttft", "context"} & values.keys() or question):
+        values["method"] = "inference"
+        notes.append(_("No method named: read as inference (serving)."))
+    method = values.get("method")
+    if method and METHODS[method].training and "context" in values and "seq" not in values:
+        values["seq"] = values.pop("context")
+        notes.append(_("On a training run, context means the sequence length: seq = {count:,} "
+                       "tokens.").format(count=values["seq"]))
+
+
+# -- the read line ----------------------------------------------------------------------------------
+
+METHOD_LABELS = {"inference": N_("inference"), "full-finetune": N_("full fine-tune"),
+                 "lora": "LoRA", "qlora": "QLoRA", "pretrain": N_("pretraining")}
+
+
+def _tokens(count: int) -> str:
+    """8192 -> 8k, 131072 -> 128k, 2000 -> 2000: as people write lengths."""
+    return f"{count // 1024}k" if count >= 1024 and count % 1024 == 0 else f"{count:,}"
+
+
+def _big(count: float) -> str:
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if count >= scale:
+            return numbers.plain(round(count / scale, 2)) + suffix
+    return numbers.plain(count)
+
+
+def _wan(amount: float) -> str:
+    """150000 -> 15万, 2e8 -> 2亿: amounts as Chinese readers count them."""
+    for scale, word in ((1e8, "亿"), (1e4, "万")):
+        if amount >= scale:
+            return numbers.plain(round(amount / scale, 2)) + word
+    return numbers.plain(amount)
+
+
+def _money(budget: dict[str, Any]) -> str:
+    currency = budget.get("currency")
+    amount = budget["amount"]
+    if i18n.current() == "zh":
+        return (_wan(amount) + ("美元" if currency == "USD" else "元" if currency == "CNY" else ""))
+    if currency == "CNY":
+        return _("{amount} CNY").format(amount=_big(amount))
+    if currency == "USD":
+        return f"${_big(amount)}"
+    return _big(amount)
+
+
+def read_line(values: dict[str, Any]) -> list[str]:
+    """The read line's parts, in a fixed order: model · method · cards · the rest."""
+    parts: list[str] = []
+    if values.get("model"):
+        parts.append(str(values["model"]))
+    if values.get("method"):
+        parts.append(_(METHOD_LABELS.get(values["method"], values["method"])))
+    gpu, gpus = values.get("gpu"), values.get("gpus")
+    if gpu and gpus:
+        parts.append(f"{gpus}×{gpu}")
+    elif gpu:
+        parts.append(str(gpu))
+    elif gpus:
+        parts.append(_("{count} cards").format(count=gpus))
+    labels = {
+        "users": lambda v: _("{count} users").format(count=v),
+        "context": lambda v: _("context {tokens}").format(tokens=_tokens(v)),
+        "seq": lambda v: _("sequence {tokens}").format(tokens=_tokens(v)),
+        "tokens": lambda v: _("{count} tokens").format(count=_big(v)),
+        "budget": lambda v: _("budget {amount}").format(amount=_money(v)),
+        "days": lambda v: _("within {days} days").format(days=numbers.plain(v)),
+        "ttft": lambda v: _("first token ≤{seconds}s").format(seconds=numbers.plain(v)),
+        "mode": lambda v: _(N_("buy") if v == "buy" else N_("rent")),
+        "requests": lambda v: _("{count} requests/day").format(count=_big(v)),
+        "prompt": lambda v: _("prompt {tokens}").format(tokens=_tokens(v)),
+        "output": lambda v: _("answer {tokens}").format(tokens=_tokens(v)),
+    }
+    for key, value in values.items():
+        if key in ("model", "method", "gpu", "gpus", "asked_in"):
+            continue
+        label = labels.get(key)
+        parts.append(label(value) if label else f"{key}={value}")
+    return parts
+
+
+def summary(read: list[str] | tuple[str, ...], skipped: list[str] | tuple[str, ...]) -> str:
+    """The one line an answer begins with: what was read, and what was skipped, if anything."""
+    line = _("Read: {slots}").format(slots=" · ".join(read) if read else _("nothing"))
+    if skipped:
+        line += "  " + _("(skipped: {words})").format(words=" ".join(skipped[:8]))
+    return line
