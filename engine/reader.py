@@ -42,6 +42,7 @@ from engine.parse import (
     parse_option,
 )
 from engine.phrases import Rewrite, card_name, has_cjk
+from engine.request import LARGEST_WORDS
 
 MAX_INPUT_CHARS = 1000  # a message is cut here before any pattern reads it
 _SEPARATORS = " -_/:"  # what a model's name may have between its parts ("llama 3.1 8b")
@@ -332,8 +333,10 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
             put("mode", low)
         elif low.replace("-", "_") in SERVING_QUANTS:
             put("quant", low.replace("-", "_"))
-        elif SIZE_RE.match(low):
-            put("model", _parse_model(word))
+        elif SIZE_RE.match(low) or low in LARGEST_WORDS:
+            put("model", _parse_model(word))  # a size, or "the largest" a box runs
+        elif (spec := catalog.find_model(word)) is not None:
+            put("model", spec.name)  # a name a phrase row made (the R1 distills)
         elif (family := _family(word, prose)) is not None:
             put("model", family)
         elif _bare_card(word) or (low.endswith("s") and _bare_card(word[:-1])):
