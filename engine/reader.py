@@ -233,7 +233,7 @@ def read(text: str, *, reply: bool = False) -> Reading:
         values.setdefault("asked_in", "zh")
     question = _question(prose)
     if not reply:
-        _assume(values, question, prose, notes)
+        _assume(values, question, notes, exact=set(exact))
     return Reading(values=values, read=tuple(read_line(values)), skipped=tuple(skipped),
                    question=question, notes=tuple(notes))
 
@@ -457,14 +457,17 @@ def _question(prose: str) -> str | None:
     return None
 
 
-def _assume(values: dict[str, Any], question: str | None, prose: str, notes: list[str]) -> None:
-    """What a whole question leaves unsaid and the answer assumes, said in the notes."""
+def _assume(values: dict[str, Any], question: str | None, notes: list[str], *,
+            exact: set[str]) -> None:
+    """What a whole question leaves unsaid and the answer assumes, said in the notes (never
+    over a key=value: context= stays context=)."""
     if "method" not in values and (
             {"gpu", "gpus", "users", "requests", "ttft", "context"} & values.keys() or question):
         values["method"] = "inference"
         notes.append(_("No method named: read as inference (serving)."))
     method = values.get("method")
-    if method and METHODS[method].training and "context" in values and "seq" not in values:
+    if (method and METHODS[method].training and "context" in values and "seq" not in values
+            and "context" not in exact):
         values["seq"] = values.pop("context")
         notes.append(_("On a training run, context means the sequence length: seq = {count:,} "
                        "tokens.").format(count=values["seq"]))
