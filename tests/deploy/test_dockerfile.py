@@ -127,14 +127,15 @@ def test_healthcheck_exposes_and_environment(instructions: list[Instruction]) ->
 
 def test_installs_the_hub_extra(instructions: list[Instruction]) -> None:
     """compose, Kubernetes and .env.example set up HF_ENDPOINT and a Hub cache: the image must
-    be able to look a model up on the Hub."""
+    be able to look a model up on the Hub (the extra's packages come from the lock)."""
     builder = stages(instructions)[0]
     installs = [i.args for i in builder if i.keyword == "RUN" and "pip install" in i.args]
-    extras = {e for args in installs for m in re.finditer(r'pip install "?\.\[([\w,]+)\]', args)
+    extras = {e for args in installs for m in re.finditer(r'pip install [^"]*"?\.\[([\w,]+)\]', args)
               for e in m.group(1).split(",")}
     assert "hub" in extras, installs
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert any(d.startswith("huggingface_hub") for d in pyproject["project"]["optional-dependencies"]["hub"])
+    assert "huggingface-hub==" in (ROOT / "deploy" / "requirements.lock").read_text(encoding="utf-8")
 
 
 def test_a_cjk_font_reaches_the_runtime_where_the_charts_look(instructions: list[Instruction]) -> None:
