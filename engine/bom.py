@@ -290,7 +290,9 @@ def _network(gpu: GpuSpec, lay: Layout, traffic: list[Traffic]) -> list[BomLine]
              "({guides}); DGX A100/H100: 8 x 200/400 Gb/s ({h100})").format(
         guides=GUIDES, h100=DGX_H100)
     ports = nics * lay.servers
-    switches = 1 if ports <= SWITCH_PORTS else 3 * math.ceil(ports / (SWITCH_PORTS // 2)) // 2
+    # leaves with half their ports down to NICs and half up; spines take every leaf's uplinks
+    leaves = math.ceil(ports / (SWITCH_PORTS // 2))
+    switches = 1 if ports <= SWITCH_PORTS else leaves + math.ceil(leaves / 2)
     switch_text = (_("one {ports}-port {rate} Gb/s switch for {used} ports").format(
         ports=SWITCH_PORTS, rate=rate, used=ports) if switches == 1 else
                    _("{switches} switches of {ports} ports in two tiers (leaves with half their "

@@ -31,7 +31,6 @@ from engine.prices import PriceBook
 from engine.recommend import method_name
 from engine.request import Request
 from engine.schema import Capacity, CapacityRow, ModelFit, Plan, Recipe
-from engine.traffic import request_lengths
 
 CONTEXTS = (2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144)
 MAX_USERS = 100_000  # Request's own bound on users=
@@ -86,16 +85,12 @@ def _split(req: Request, context: int) -> dict[str, object]:
     return {"context": context, "output": output, "prompt": None}
 
 
-def most_users(forward: Forward, req: Request, context: int,
-               shape: tuple[int, int] | None = None) -> tuple[int, Plan | None, Plan | None]:
+def most_users(forward: Forward, req: Request, context: int) -> tuple[int, Plan | None,
+                                                                     Plan | None]:
     """(n, the plan at n users, the plan at n + 1): n meets the service level at `context`,
-    n + 1 does not (n = 0 when one user does not; the bound when the bound does). `shape`:
-    (prompt, answer) of each user's request instead of the request's own split of `context`."""
-    split = (_split(req, context) if shape is None else
-             {"context": sum(shape), "prompt": shape[0], "output": shape[1]})
-
+    n + 1 does not (n = 0 when one user does not; the bound when the bound does)."""
     def probe(users: int) -> Plan | None:
-        return forward(_at(req, users=users, **split))
+        return forward(_at(req, users=users, **_split(req, context)))
 
     first = probe(1)
     if not meets(first):
@@ -355,19 +350,19 @@ def fastest_recipes(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
 def at_capacity(spec: ModelSpec, req: Request, cap: Capacity | None, today: date,
                 book: PriceBook) -> tuple[Request, Plan] | None:
     """A serving box asked about without users=: the request and forward plan at the most users
-    it serves with the typical request requests= would assume (engine.traffic.request_lengths:
-    prompt= and output=, a context= given, else a typical chat request), which is what the box is
-    worth comparing with an API at; not the box's whole context split in two."""
+    it serves at the context asked (what the commands launch, and what its API comparison
+    serves typical requests with)."""
     if cap is None or not req.is_serving or "users" in req.model_fields_set or not cap.rows:
         return None
-    shape = request_lengths(req)
-    forward = forward_answer(spec, today, book)
-    users, plan, _over = most_users(forward, req, sum(shape), shape)
-    if not users or plan is None:
+    rows = [r for r in cap.rows if r.context <= req.context and r.users] or \
+        [r for r in cap.rows if r.users]
+    if not rows:
         return None
-    full = _at(req, users=users, context=sum(shape), prompt=shape[0],
-               output=shape[1]).model_copy(update={"budget": req.budget})
-    return (full, plan) if meets(plan) else None
+    row = rows[-1] if rows[-1].context <= req.context else rows[0]
+    full = _at(req, users=row.users, **_split(req, row.context)).model_copy(
+        update={"budget": req.budget})
+    plan = forward_answer(spec, today, book)(full)
+    return (full, plan) if meets(plan) and plan is not None else None
 
 
 def capacity(spec: ModelSpec, req: Request, today: date, book: PriceBook,

@@ -31,7 +31,7 @@ from engine.reader import read
 from engine.request import LARGEST_MODEL, Draft, Request
 from engine.resolve import HubLookup, UnknownModel, resolve_model
 from engine.schema import Alternative, Answer, MarketInfo, ModelFit, ModelInfo, Plan, Query
-from engine.traffic import with_traffic
+from engine.traffic import request_lengths, with_traffic
 
 
 def ask(text: str, *, hub: HubLookup | None = None, book: PriceBook | None = None,
@@ -245,12 +245,17 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
     if full is not None and plans:  # a box you own: its worth against an API at what it carries
         full_req, full_plan = full
         full_req = request_of(full_req, full_plan)
-        api = compare(full_plan, spec, full_req, book, today, asked)
+        # the launched box serves typical requests (those requests= would assume), not its
+        # whole context split in two
+        prompt, answer = request_lengths(asked)
+        typical = full_req.model_copy(update={"prompt": prompt, "output": answer})
+        api = compare(full_plan, spec, typical, book, today, asked)
         if api is not None:
-            api.notes.insert(0, _("compared at the box's capacity for a typical request: {users} "
-                                  "at once, each {prompt:,} tokens in and {answer:,} out").format(
-                users=counted(full_req.users, "user"), prompt=full_req.prompt_tokens,
-                answer=full_req.answer_tokens))
+            api.notes.insert(0, _("compared at the box's capacity as launched below ({users} at "
+                                  "once, up to {context:,} tokens each), serving typical "
+                                  "requests of {prompt:,} tokens in and {answer:,} out").format(
+                users=counted(full_req.users, "user"), context=full_req.context,
+                prompt=prompt, answer=answer))
             gpu = catalog.gpus()[full_plan.gpu]
             plans[0] = plans[0].model_copy(update={
                 "api": api, "launch": launch_for(spec, full_req, full_plan, gpu)})

@@ -12,7 +12,6 @@ import engine
 from engine import catalog
 from engine.api_prices import api_prices, held_mean, matches
 from engine.parse import parse
-from engine.plan import ranked_plans
 from engine.prices import price_book
 from engine.resolve import resolve_model
 from engine.sizing import prepared
@@ -111,31 +110,26 @@ BOXES = ("llama-3.1-8b inference gpu=4090 gpus=1", "qwen3-32b inference gpu=4090
          "qwen2.5-72b inference quant=awq gpu=a100-80gb gpus=2 context=8k")
 
 
-def _forward_meets(text: str, **update: object) -> bool:
-    req = parse(text)
-    spec = resolve_model(req.model)[0]
-    req = prepared(spec, req).model_copy(update=update)
-    plans, _m, _e = ranked_plans(spec, req, today=TODAY, book=price_book())
-    plan = plans[0] if plans else None
-    return (plan is not None and plan.verdict != "no" and plan.service is not None
-            and plan.service.meets)
-
-
 @pytest.mark.parametrize("text", BOXES)
-def test_a_box_is_compared_at_a_typical_request_and_its_most_users(text: str) -> None:
-    """Without requests=, a box is compared with the request requests= would assume (not its
-    whole sequence split in two), at the most users the forward answer serves with it."""
+def test_a_box_is_compared_serving_typical_requests_at_its_launched_capacity(text: str) -> None:
+    """Without requests=, a box is compared as launched (the most users at the context asked,
+    from the reverse answer) serving the request requests= would assume, not its whole
+    context split in two."""
     ans = engine.ask(text, today=TODAY)
-    api = ans.plans[0].api
-    assert api is not None and api.users and api.prompt_tokens and api.answer_tokens
+    plan = ans.plans[0]
+    api = plan.api
+    assert api is not None and ans.capacity is not None
     req = parse(text)
     expected = request_lengths(prepared(resolve_model(req.model)[0], req))
     assert (api.prompt_tokens, api.answer_tokens) == expected
     assert api.tokens_per_month == pytest.approx(
         api.requests_per_day * DAYS_PER_MONTH * sum(expected), rel=1e-3)
-    shape = {"context": sum(expected), "prompt": expected[0], "output": expected[1]}
-    assert _forward_meets(text, users=api.users, **shape)
-    assert not _forward_meets(text, users=api.users + 1, **shape)
+    launched = plan.launch[0].commands[0]
+    seqs = re.search(r"--max-num-seqs (\d+)", launched)
+    assert seqs is not None and api.users == int(seqs.group(1))
+    row = max((r for r in ans.capacity.rows if r.context <= plan.settings.context and r.users),
+              key=lambda r: r.context)
+    assert api.users == row.users
     if "prompt=" not in text and "context=" not in text and not resolve_model(
             req.model)[0].reasoning:
         assert expected == (1000, 340)  # the typical chat request, said as assumed

@@ -170,3 +170,77 @@ def test_every_plan_when_asked_the_recommended_one_always() -> None:
     assert quick.plans[0].bom is not None and quick.plans[0].launch
     assert all(p.bom is None for p in quick.plans[1:])
     assert quick.plans[0].bom == full.plans[0].bom
+
+
+LARGER = ("llama-3.1-405b pretrain gpu=h100-sxm gpus=128", "qwen2.5-7b full-finetune gpu=4090 gpus=16",
+          "qwen3-32b inference gpu=l20 gpus=4", "llama-3.1-70b full-finetune gpu=h100-sxm gpus=80")
+
+
+@pytest.mark.parametrize("text", QUESTIONS + LARGER)
+def test_servers_hold_at_most_8_cards(text: str) -> None:
+    plan = _plan(text)
+    b = plan.bom
+    assert b is not None
+    assert 1 <= b.gpus_per_server <= 8
+    assert b.servers == -(-plan.gpus // 8) and b.servers * b.gpus_per_server >= plan.gpus
+    if plan.gpus <= 8:
+        assert b.servers == 1 and b.gpus_per_server == plan.gpus  # fewer fit in one
+
+
+@pytest.mark.parametrize("text", QUESTIONS + LARGER)
+def test_cpu_cores_follow_the_work(text: str) -> None:
+    """16 cores a GPU for training (data loaders, CPU offload), 8 for serving, at least 16."""
+    plan = _plan(text)
+    b = plan.bom
+    assert b is not None
+    serving = parse(text).is_serving
+    per = max(16, (8 if serving else 16) * b.gpus_per_server)
+    cpu = _line(b, "cpu")
+    assert cpu.per_server == per and cpu.total == per * b.servers
+
+
+@pytest.mark.parametrize("text", QUESTIONS + LARGER)
+def test_racks_and_cooling_follow_the_server_s_power(text: str) -> None:
+    """Servers share an ordinary ~6 kW rack while they fit in it, a dense 15 kW one after, a
+    rack each (liquid or rear-door cooling) beyond; above 6 kW a server needs real cooling."""
+    plan = _plan(text)
+    b = plan.bom
+    assert b is not None
+    kw = _line(b, "power").per_server
+    assert kw is not None
+    if kw <= bom.ROOM_RACK_KW:
+        racks = -(-b.servers // int(bom.ROOM_RACK_KW // kw))
+    elif kw <= bom.DENSE_RACK_KW:
+        racks = -(-b.servers // int(bom.DENSE_RACK_KW // kw))
+    else:
+        racks = b.servers
+    rack = _line(b, "rack")
+    assert rack.text.endswith(" " + (f"{racks} rack" if racks == 1 else f"{racks} racks"))
+    assert rack.total == rack.per_server * b.servers  # type: ignore[operator]
+    cooling = _line(b, "cooling").text
+    assert ("precision" in cooling) == (kw > bom.ROOM_RACK_KW), (kw, cooling)
+
+
+@pytest.mark.parametrize("text", [q for q in QUESTIONS + LARGER
+                                  if any(f"gpus={n}" in q for n in (16, 80, 128))])
+def test_nics_and_switches_scale_with_the_servers(text: str) -> None:
+    """One NIC per GPU beside NVLink boards, a pair of ports for PCIe boxes; one 64-port
+    switch up to 64 ports, then a two-tier leaf-spine tree (leaves with half their ports down)."""
+    plan = _plan(text)
+    b = plan.bom
+    assert b is not None and b.servers > 1
+    gpu = catalog.gpus()[plan.gpu]
+    nics = b.gpus_per_server if gpu.has_nvlink else 2
+    nic = _line(b, "nic")
+    assert nic.per_server == nics and nic.total == nics * b.servers
+    ports = nics * b.servers
+    switches = _line(b, "switch").total
+    assert switches is not None
+    if ports <= bom.SWITCH_PORTS:
+        assert switches == 1
+        return
+    half = bom.SWITCH_PORTS // 2
+    leaves = -(-ports // half)  # every NIC port on a leaf's down half
+    spines = int(switches) - leaves
+    assert spines * bom.SWITCH_PORTS >= leaves * half  # every leaf uplink on a spine port
+    assert (spines - 1) * bom.SWITCH_PORTS < leaves * half  # and no spine more

@@ -188,10 +188,15 @@ def test_a_plan_that_does_not_run_has_no_commands() -> None:
     assert ans.plans[0].verdict == "no" and ans.plans[0].launch == []
 
 
-def test_a_box_you_own_is_launched_at_its_capacity() -> None:
-    ans = engine.ask("qwen3-32b inference gpu=4090 gpus=8")
+@pytest.mark.parametrize("text", ["qwen3-32b inference gpu=4090 gpus=8",
+                                  "llama-3.1-8b inference gpu=4090 gpus=1"])
+def test_a_box_you_own_is_launched_at_its_capacity(text: str) -> None:
+    """At the most users for the context asked, and that whole context: the typical request
+    the API comparison serves with it is shorter, and must not shrink the engine's limit."""
+    ans = engine.ask(text)
     assert ans.capacity is not None
     context = ans.plans[0].settings.context or 0  # the context asked (a reasoning model's 36k)
     row = max((r for r in ans.capacity.rows if r.context <= context), key=lambda r: r.context)
     command = ans.plans[0].launch[0].commands[0]
     assert int(_flag(command, "--max-num-seqs") or 0) == row.users
+    assert int(_flag(command, "--max-model-len") or 0) == row.context == context
