@@ -147,6 +147,7 @@ def test_failed_feeds_show_in_the_digest(redis_url: str, slack: SlackStub) -> No
     assert "Feeds that failed" in text and "HTTP 500" in text
 
 
+@pytest.mark.slow  # `gpusize digest run` as a command
 def test_digest_run_cli_with_a_clock(redis_url: str, slack: SlackStub) -> None:
     asyncio.run(make(redis_url, slack).subscribe(weekly()))
     exe = shutil.which("gpusize", path=str(Path(sys.executable).parent))

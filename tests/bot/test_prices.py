@@ -256,6 +256,7 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                                **env})
 
 
+@pytest.mark.slow  # `gpusize prices` as a command
 def test_prices_import_and_export(redis_url: str, tmp_path: Path) -> None:
     feed = tmp_path / "prices.json"
     feed.write_text(json.dumps(GOOD_FEED))

@@ -20,6 +20,7 @@ GOOD = {"SLACK_BOT_TOKEN": "xoxb-secret-value", "SLACK_SIGNING_SECRET": "s3cr3t"
         "REDIS_URL": "redis://127.0.0.1:1/0", "SLACK_API_URL": "http://127.0.0.1:1/api/"}
 
 
+@pytest.mark.slow  # `gpusize serve` as a command
 @pytest.mark.parametrize(("drop", "override", "name"), [
     ("SLACK_BOT_TOKEN", {}, "SLACK_BOT_TOKEN"),
     ("SLACK_SIGNING_SECRET", {}, "SLACK_SIGNING_SECRET"),

@@ -235,6 +235,7 @@ def test_ignore_rule_reader(path: str, patterns: list[str], expected: bool) -> N
     assert ignored(path, patterns) is expected
 
 
+@pytest.mark.slow  # hadolint
 def test_hadolint_finds_nothing() -> None:
     hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
     if hadolint is None:

@@ -37,6 +37,7 @@ def env(container: dict[str, Any]) -> dict[str, Any]:
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
 
 
+@pytest.mark.slow  # kubectl renders the trees
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("tree", ["base", "overlay"])
 def test_every_object_is_valid_kubernetes(tree: str, version: str, request: Any) -> None:

@@ -47,6 +47,7 @@ def free_port() -> int:
 # -- smoke.sh, statically ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # shellcheck
 def test_shellcheck_finds_nothing() -> None:
     shellcheck = (shutil.which("shellcheck", path=str(Path(sys.executable).parent))
                   or shutil.which("shellcheck"))

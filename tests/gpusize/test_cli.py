@@ -17,6 +17,7 @@ from tests.harness import serve_http
 
 EXE = shutil.which("gpusize", path=str(Path(sys.executable).parent))
 CMD = [EXE] if EXE else [sys.executable, "-m", "gpusize"]
+pytestmark = pytest.mark.slow  # every test here runs the CLI as a command
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

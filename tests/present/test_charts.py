@@ -234,6 +234,7 @@ def test_without_cjk_font_falls_back_to_english_and_says_so(
 # -- the command line -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the CLI as a command
 def test_cli_chart_end_to_end(tmp_path: Path) -> None:
     path = tmp_path / "memory.png"
     out = run("13B", "full-finetune", "--chart", str(path))
@@ -251,6 +252,7 @@ def test_cli_chart_end_to_end(tmp_path: Path) -> None:
     assert bar_count(image(other.read_bytes())) == 1
 
 
+@pytest.mark.slow  # the CLI as a command
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
