@@ -6,7 +6,8 @@
     ├── PriceRejected      engine.prices: a price that must not be stored, and the rule it broke
     ├── Refused            bot.permissions: an action this user may not take, and what to do
     ├── QuotaFull          bot.pricestore: the workspace holds as many quotes as it keeps
-    └── SubscriptionsFull  bot.digest: the workspace holds as many digests as it keeps
+    ├── SubscriptionsFull  bot.digest: the workspace holds as many digests as it keeps
+    └── FormProblem        bot.forms: an input of the sizing form, said beside that input
 
 Whoever tells a person what went wrong catches `UserError` and shows `str(err)`. Anything else
 is a fault: the log gets its traceback and the person an apology (bot/words.py). The message is

@@ -18,6 +18,7 @@ from bot.server import GRACEFUL_HTTP_S
 from bot.settings import DEFAULT_METRICS_PORT, Settings
 from tests.deploy.conftest import BASE, K8S, OVERLAY, kubectl, one, render
 
+pytestmark = pytest.mark.slow  # the trees are what kubectl renders (a process)
 # 1.27: the oldest release where CronJob.spec.timeZone is GA; then the newest schemas shipped.
 VERSIONS = ["1.27", ".".join(latest_version().split(".")[:2])]
 SECRET = "gpusize-slack"
@@ -37,7 +38,6 @@ def env(container: dict[str, Any]) -> dict[str, Any]:
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
 
 
-@pytest.mark.slow  # kubectl renders the trees
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("tree", ["base", "overlay"])
 def test_every_object_is_valid_kubernetes(tree: str, version: str, request: Any) -> None:
