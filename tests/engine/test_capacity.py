@@ -24,7 +24,14 @@ TODAY = date(2026, 12, 2)
 BOXES = ("qwen3-32b inference gpu=4090 gpus=8", "llama-3.1-8b inference gpu=4090 gpus=1",
          "qwen2.5-72b inference quant=awq gpu=a100-80gb gpus=2",
          "qwen3-30b-a3b inference gpu=h100-sxm gpus=1 min_speed=40",
-         "qwen2.5-7b inference quant=q4_k_m gpu=rtx-3090 gpus=1")
+         "qwen2.5-7b inference quant=q4_k_m gpu=rtx-3090 gpus=1",
+         # more models, cards and service levels: MoE in MXFP4, FP8 KV, a context asked, a tight
+         # first-token ceiling, a reasoning distill, Ascend and AMD boards
+         "gpt-oss-20b inference gpu=l20 gpus=1 context=16k",
+         "glm-4.5-air inference gpu=h20 gpus=4 kv=fp8",
+         "llama-3.1-70b inference quant=awq gpu=4090 gpus=4 ttft=1",
+         "deepseek-r1-distill-qwen-14b inference gpu=rtx-5090 gpus=2",
+         "qwen2.5-32b inference gpu=ascend-910b gpus=2", "llama-3.1-70b inference gpu=mi300x gpus=1")
 
 
 def forward(text: str, **update: object) -> Plan | None:
@@ -70,14 +77,19 @@ def test_limits_read_from_the_failing_answer() -> None:
     assert any(r.limit in ("bandwidth", "compute") for r in fast.capacity.rows)  # type: ignore[union-attr]
 
 
-def test_users_fall_as_context_grows() -> None:
-    rows = engine.ask("qwen3-32b inference gpu=4090 gpus=8", today=TODAY).capacity.rows  # type: ignore[union-attr]
+@pytest.mark.parametrize("text", BOXES)
+def test_users_fall_as_context_grows(text: str) -> None:
+    rows = engine.ask(text, today=TODAY).capacity.rows  # type: ignore[union-attr]
     users = [r.users for r in rows]
     assert users == sorted(users, reverse=True)
 
 
 @pytest.mark.parametrize(("text", "users"), [("qwen3-32b inference gpu=4090 gpus=8", 20),
-                                             ("llama-3.1-8b inference gpu=4090 gpus=1", 4)])
+                                             ("llama-3.1-8b inference gpu=4090 gpus=1", 4),
+                                             ("gpt-oss-20b inference gpu=l20 gpus=1", 1),
+                                             ("glm-4.5-air inference gpu=h20 gpus=4 kv=fp8", 64),
+                                             ("qwen2.5-72b inference quant=awq "
+                                              "gpu=a100-80gb gpus=2 min_speed=25", 8)])
 def test_longest_context_for_given_users(text: str, users: int) -> None:
     ans = engine.ask(f"{text} users={users}", today=TODAY)
     cap = ans.capacity
