@@ -20,6 +20,7 @@ from bot.cards import Cards
 from bot.details import Details
 from bot.dialog import Dialog
 from bot.digest import Digests
+from bot.home import Home
 from bot.intake import Intake
 from bot.jobs import Job, Jobs
 from bot.language import Languages
@@ -68,6 +69,8 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
     details = Details(replies, store, cards, chart_cache_s=settings.chart_cache_s)
     digests = Digests(redis, client, prices)
     languages = Languages(redis, client)
+    home = Home(redis, client, replies, prices, digests, languages)
+    dialog.remember = home.remember
     jobs = Jobs(redis, claim_idle_s=settings.job_claim_idle_s,
                 max_in_flight=settings.job_max_in_flight, per_user=settings.job_max_per_user)
 
@@ -87,7 +90,7 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
     listeners.register(app, Parts(
         replies=replies, store=store, prices=prices, intake=intake, cards=cards, dialog=dialog,
         details=details, presses=Presses(replies, store, dialog, details), digests=digests,
-        languages=languages, jobs=jobs,
+        languages=languages, jobs=jobs, home=home,
         chart_limit=Limit("chart", settings.chart_limit_per_minute, 60)))
     return app, jobs
 

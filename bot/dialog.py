@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -36,6 +37,7 @@ from present import blockkit, slack
 from present.labels import input_text, input_value
 
 log = logging.getLogger(__name__)
+Remember = Callable[[str, str, str, str, str], Awaitable[None]]  # team, user, channel, ts, title
 FIRST_POST_GRACE_S = 0.5
 # "no budget" typed while the budget question is open (the grammar has no word for none)
 NO_BUDGET = re.compile(r"\b(no|without|skip)\s+budget\b|^\s*(none|skip|no)\s*[.!]?\s*$|"
@@ -49,6 +51,8 @@ class Dialog:
         self.store = store
         self.intake = intake
         self.cards = cards
+        # told of every card posted for someone (App Home lists their recent answers)
+        self.remember: Remember | None = None
 
     # -- starting a thread ------------------------------------------------------------------------
 
@@ -71,6 +75,8 @@ class Dialog:
                                          blocks=message["blocks"], text=message["text"])
         if posted is None:
             return
+        if self.remember is not None:
+            await self.remember(team, user, channel, posted, message["text"])
         try:
             # the thread's first version is 1: the version the card's buttons carry
             await self.store.update(team, channel, posted, user=user, change=draft, stage=stage,
@@ -367,6 +373,8 @@ class Dialog:
             # another card went live meanwhile: this answer is posted as a card of its own
         ts = await self.replies.in_thread(channel, thread_ts, text=message["text"],
                                           blocks=message["blocks"])
+        if self.remember is not None:
+            await self.remember(team, user, channel, ts, message["text"])
         # bookkeeping only: the change and the answer are already in, so a failure here must not
         # tell anyone the thread failed
         mine = live_card(ts, version, message)

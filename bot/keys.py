@@ -27,6 +27,11 @@ def action_seen(team: str, user: str, action_ts: str) -> str:
     return f"{PREFIX}:action:{team}:{user}:{action_ts}"
 
 
+def recent_answers(team: str, user: str) -> str:
+    """List (newest first, JSON): the answers a person asked for, linked from their App Home."""
+    return f"{PREFIX}:recent:{team}:{user}"
+
+
 def form_submitted(view: str) -> str:
     """Set once per submitted form (its view id and hash): a double submission posts once."""
     return f"{PREFIX}:form:{view}"

@@ -8,7 +8,8 @@ Which part owns what:
 - `cards` (bot/cards.py): an answer card computed in a worker with the workspace's prices.
 - `store` (bot/store.py): threads in Redis; `prices` (bot/pricestore.py): prices and quotes.
 - `replies` (bot/replies.py): every post to Slack; `languages` (bot/language.py): who reads
-  which language; `digests` (bot/digest.py); `jobs` (bot/jobs.py): acknowledged work.
+  which language; `digests` (bot/digest.py); `jobs` (bot/jobs.py): acknowledged work;
+  `home` (bot/home.py): the App Home tab.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bot.cards import Cards
 from bot.details import Details
 from bot.dialog import Dialog
 from bot.digest import Digests
+from bot.home import Home
 from bot.intake import Intake
 from bot.jobs import Jobs
 from bot.language import Languages
@@ -42,4 +44,5 @@ class Parts:
     digests: Digests
     languages: Languages
     jobs: Jobs
+    home: Home  # App Home: the person's tab
     chart_limit: Limit  # charts one person may ask for a minute

@@ -111,7 +111,7 @@ def parse_quote(text: str, *, team_user: str, today: date,
     return record
 
 
-def _amount(rec: PriceRecord) -> str:
+def amount_text(rec: PriceRecord) -> str:
     value = f"{rec.low:,.4g}" if rec.low < 100 else f"{rec.low:,.0f}"
     if rec.high != rec.low:
         value += f"-{rec.high:,.4g}" if rec.high < 100 else f"-{rec.high:,.0f}"
@@ -154,7 +154,7 @@ def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
     lines = [_("*Price history of {card}* (newest first)").format(
         card=pricetables.display(card, 40))]
     lines += [f"• {r.quoted} · {_(KIND_TEXT[r.kind])} · {pricetables.display(r.item, 40)} · "
-              f"{_amount(r)} · {_age(r, today)} · {_origin(r)}" for r in rows[:60]]
+              f"{amount_text(r)} · {_age(r, today)} · {_origin(r)}" for r in rows[:60]]
     if len(rows) > 60:
         lines.append(_("… and {count} older").format(count=len(rows) - 60))
     return ["\n".join(lines)]
@@ -183,7 +183,7 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
             return [_("No quotes in this workspace yet. {usage}").format(usage=_(QUOTE_USAGE))]
         return [_("*This workspace's quotes*") + "\n" + "\n".join(
             f"• `{r.id}` {pricetables.display(r.item, 40)} {_(KIND_TEXT[r.kind])} "
-            f"{_amount(r)} · {r.quoted} · "
+            f"{amount_text(r)} · {r.quoted} · "
             f"{r.vendor or _('unnamed vendor')} · {user_ref(r.entered_by)}" for r in mine[:80])]
     if words[1].lower() in ("remove", "delete", "rm"):
         if len(words) < 3:
@@ -211,5 +211,5 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
               "workspace's answers use it from now on (newest price per card wins); `/gpusize "
               "quote remove {id}` takes it back.").format(
         id=record.id, item=pricetables.display(record.item, 40), kind=_(KIND_TEXT[record.kind]),
-        amount=_amount(record),
+        amount=amount_text(record),
         vendor=record.vendor or _("an unnamed vendor"), date=record.quoted)]

@@ -36,6 +36,7 @@ class Action(StrEnum):
     ALL_OPTIONS = "all_options"  # help's button: every key the grammar reads, in a modal
     SHOW_PRICES = "show_prices"  # help's button: the workspace's prices, privately
     FORM_MODEL = "form_model"  # the form's model menu (an external select over the catalog)
+    HOME_RUN = "home_run"  # an App Home control: its value is the sub-command it runs
 
     @classmethod
     def of(cls, action_id: str) -> Action | None:

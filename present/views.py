@@ -243,3 +243,64 @@ def model_options(query: str, models: list[tuple[str, str, str]], *,
 
 def _squash(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum() or ch == ".")
+
+
+# -- App Home --------------------------------------------------------------------------------------
+
+HOME_ROWS = 20  # subscriptions or quotes shown with their controls (each a section)
+
+
+def _button(label: str, action_id: str, value: str, *, style: str = "") -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "action_id": action_id,
+                              "text": _plain(label, 75), "value": value[:2000]}
+    if style:
+        button["style"] = style
+    return button
+
+
+def home_view(*, recent: list[tuple[str, str, str]], language: str, language_scope: str,
+              digests: list[dict[str, str]], quotes: list[dict[str, str]], notice: str = "",
+              run_action: str, form_action: str) -> dict[str, Any]:
+    """The App Home tab: "New sizing" first, the person's recent answers as links, their
+    language with its controls, then the workspace's digest subscriptions and team quotes with
+    theirs. `recent`: (url, title, when); `digests`, `quotes`: rows with a control, each its
+    "text" (mrkdwn), its button's "label" and the sub-command it "run"s (bot/subcommands.py: the
+    same checks as typed); `run_action`: the controls' action id; `notice`: what the last
+    control did."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": _plain(_("gpusize: GPU servers for LLMs"), 150)},
+        {**section(_("Size a GPU server for fine-tuning or serving a model: the cards, the "
+                     "price, and the why.")),
+         "accessory": _button(_("New sizing"), form_action, "", style="primary")},
+    ]
+    if notice:
+        blocks.append(context(notice))
+    lines = [f"• {blockkit_link(url, title)} · {when}" for url, title, when in recent]
+    blocks += [{"type": "divider"}, section(_("*Your recent answers*") + "\n" + (
+        "\n".join(lines) if lines else _("None yet: press *New sizing*, or type `/gpusize` in "
+                                         "any channel.")))]
+    blocks += [section(_("*Language*: {language} ({scope})").format(
+        language=language, scope=language_scope)),
+        {"type": "actions", "elements": [
+            _button("English", run_action, "lang en"), _button("中文", run_action, "lang zh"),
+            _button(_("Follow my Slack settings"), run_action, "lang auto")]}]
+    for heading, rows, empty in (
+            (_("*Price digests in this workspace*"), digests,
+             _("No digest subscriptions: `/gpusize digest subscribe #channel weekly` in a "
+               "channel sets one up.")),
+            (_("*This workspace's quotes*"), quotes,
+             _("No quotes yet: `/gpusize quote CARD buy|rent AMOUNT vendor=\"Name\"` adds "
+               "one."))):
+        blocks += [{"type": "divider"}, section(heading + ("" if rows else "\n" + empty))]
+        for row in rows[:HOME_ROWS]:
+            blocks.append({**section(row["text"]),
+                           "accessory": _button(row["label"], run_action, row["run"],
+                                                style="danger")})
+        if len(rows) > HOME_ROWS:
+            blocks.append(context(_("… and {count} more").format(count=len(rows) - HOME_ROWS)))
+    return {"type": "home", "blocks": blocks[:HOME_BLOCKS]}
+
+
+def blockkit_link(url: str, title: str) -> str:
+    """A link the bot makes, or the title alone when the URL is not a plain http(s) one."""
+    return blockkit.link_ref(url, title.replace("\n", " ")[:150])

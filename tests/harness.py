@@ -210,6 +210,9 @@ def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
                 view = json.loads(view) if isinstance(view, str) else dict(view or {})
                 view_id = body.get("view_id") or f"V{next(stub.ts):06d}"
                 reply |= {"view": {**view, "id": view_id}}
+            elif method == "chat.getPermalink":
+                ts = str(body.get("message_ts", "")).replace(".", "")
+                reply |= {"permalink": f"https://test.slack.com/archives/{body.get('channel')}/p{ts}"}
             elif method == "conversations.open":  # the bot's direct message with a person
                 reply |= {"channel": {"id": "D" + str(body.get("users", "")).lstrip("UW")}}
             elif method == "files.info":

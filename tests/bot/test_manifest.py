@@ -23,7 +23,8 @@ def test_manifest_matches_the_bot() -> None:
     assert [(s["type"], s["callback_id"]) for s in shortcuts] == [("message", SIZE_THIS)]
     settings = m["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
-        "message.channels", "message.groups", "app_mention"}
+        "message.channels", "message.groups", "app_mention", "app_home_opened"}
+    assert m["features"]["app_home"]["home_tab_enabled"] is True
     assert settings["interactivity"]["is_enabled"] is True
     assert settings["interactivity"]["request_url"].endswith("/slack/events")
     # the form's external select over the catalog

@@ -5,6 +5,7 @@ Home and direct messages. Each surface's view is also checked against Slack's li
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -145,3 +146,64 @@ def test_the_shortcut_opens_the_form_prefilled_from_the_message(
     empty = slack.wait_for("views.open", 3)[2].body["view"]
     assert "initial_option" not in {b.get("block_id"): b for b in empty["blocks"]}["model"][
         "element"]
+
+
+def home_opened(bot: Bot, user: str = "U0ALICE", n: int = 1) -> None:
+    bot.event({"type": "app_home_opened", "user": user, "channel": "D0HOME", "tab": "home",
+               "event_ts": f"{time.time():.6f}"}, event_id=f"EvHome{time.time_ns()}")
+
+
+def home_press(bot: Bot, value: str, *, action_id: str = "home_run",
+               user: str = "U0ALICE") -> None:
+    bot.interaction({"type": "block_actions", "team": {"id": TEAM}, "api_app_id": "A0APP",
+                     "user": {"id": user, "team_id": TEAM}, "trigger_id": "5.5.5",
+                     "container": {"type": "view", "view_id": "VHOME"},
+                     "view": {"id": "VHOME", "type": "home"},
+                     "actions": [{"action_id": action_id, "block_id": "b", "type": "button",
+                                  "value": value, "action_ts": f"{time.time():.6f}"}]})
+
+
+def test_app_home_lists_recent_answers_language_and_team_quotes_with_controls(
+        bot: Bot, slack: SlackStub, redis_server: RedisServer) -> None:
+    home_opened(bot)
+    first = slack.wait_for("views.publish")[0].body
+    assert first["user_id"] == "U0ALICE"
+    view = first["view"]
+    check_view(view)
+    assert view["type"] == "home" and len(view["blocks"]) <= 20
+    shown = texts(view["blocks"])
+    # what to do first: the header, then "New sizing" (the form)
+    assert view["blocks"][0]["type"] == "header"
+    assert view["blocks"][1]["accessory"]["action_id"] == "open_form"
+    assert "None yet" in shown and "English" in shown and "No quotes yet" in shown
+    # an answer and a quote later, the tab links the answer and offers to remove the quote
+    bot.command("13B lora")
+    slack.wait_for("chat.postMessage")
+    bot.command('quote H20 buy 150k vendor="Chengdu IDC A"', response_url=slack.response_url())
+    slack.wait_for("response_url")
+    home_opened(bot)
+    view = slack.wait_for("views.publish", 2)[1].body["view"]
+    check_view(view)
+    shown = texts(view["blocks"])
+    # the card's permalink, labelled with its verdict
+    assert re.search(r"<https://test\.slack\.com/archives/C0CHAN/p1700000000\d{6}\|13B LoRA → ",
+                     shown), shown
+    quote = next(b for b in view["blocks"] if "Chengdu IDC A" in texts([b]))
+    assert quote["accessory"]["text"]["text"] == "Remove"
+    assert quote["accessory"]["value"].startswith("quote remove q")
+    assert quote["accessory"]["value"].split()[-1] not in quote["text"]["text"]  # no ids shown
+    # the control runs the sub-command as typed, and the tab says what it did
+    home_press(bot, quote["accessory"]["value"])
+    after = slack.wait_for("views.publish", 3)[2].body["view"]
+    assert "Removed quote" in texts(after["blocks"]) and "Chengdu IDC A" not in texts(
+        after["blocks"])
+    # the language control: the tab comes back in Chinese
+    home_press(bot, "lang zh")
+    zh = slack.wait_for("views.publish", 4)[3].body["view"]
+    check_view(zh)
+    assert "中文" in texts(zh["blocks"]) and "New sizing" not in texts(zh["blocks"])
+    # "New sizing" opens the form, asking where to post (no channel on the tab)
+    home_press(bot, "", action_id="open_form")
+    form = slack.wait_for("views.open")[0].body["view"]
+    assert form["callback_id"] == "sizing_form"
+    assert any(b.get("block_id") == "channel" for b in form["blocks"])

@@ -78,3 +78,23 @@ def shortcut(parts: Parts) -> Listener:
             log.warning("the shortcut's form did not open: %s", type(err).__name__)
 
     return size_this
+
+
+def open_button(parts: Parts) -> Listener:
+    """A button that opens the form (App Home's "New sizing", help's "Open the form"): in the
+    channel it was pressed in, or asking where to post when there is none."""
+    async def on_press(ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        user = (body.get("user") or {}).get("id", "")
+        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
+        set_language(await parts.languages.of(team, user))
+        channel = (body.get("channel") or {}).get("id") or ""
+        action = (body.get("actions") or [{}])[0]
+        prefill, extra = forms.prefill_of(forms.read_message(str(action.get("value") or "")))
+        try:
+            await forms.open_form(parts.replies, body.get("trigger_id") or "", channel=channel,
+                                  prefill=prefill, extra=extra)
+        except Exception as err:
+            log.warning("the form did not open: %s", type(err).__name__)
+
+    return on_press

@@ -1,0 +1,56 @@
+"""App Home's listeners: the tab published when it is opened, its controls (each runs a
+sub-command, recorded as a job before the ack), and the buttons that open the form (help's, the
+tab's and an error's "Run it" come through bot/listeners/actions/start.py)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot import keys
+from bot.jobs import Handler, Job, Submitted
+from bot.parts import Parts
+from engine.i18n import set_language
+
+log = logging.getLogger(__name__)
+Listener = Callable[..., Awaitable[None]]
+PRESS_TTL_S = 600
+
+
+def opened(parts: Parts) -> Listener:
+    async def on_home_opened(event: dict[str, Any], body: dict[str, Any]) -> None:
+        if event.get("tab") != "home":
+            return  # the messages tab: a direct message is the way to talk there
+        team, user = body.get("team_id", ""), event.get("user", "")
+        set_language(await parts.languages.of(team, user))
+        try:
+            await parts.home.publish(team, user)
+        except Exception:
+            log.exception("App Home not published")
+
+    return on_home_opened
+
+
+def control(parts: Parts) -> Listener:
+    async def on_control(ack: Any, body: dict[str, Any]) -> None:
+        action = (body.get("actions") or [{}])[0]
+        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
+        user = (body.get("user") or {}).get("id", "")
+        job = Job(kind="home", owner=f"{team}:{user}",
+                  payload={"team": team, "user": user, "text": str(action.get("value") or "")})
+        outcome = await parts.jobs.submit(job, dedupe=[(keys.action_seen(
+            team, user, action.get("action_ts", "")), PRESS_TTL_S)])
+        await ack()
+        if outcome is Submitted.UNRECORDED:
+            await parts.jobs.run_here(job)
+
+    return on_control
+
+
+def run_control(parts: Parts) -> Handler:
+    async def run(p: dict[str, Any]) -> None:
+        set_language(await parts.languages.of(p["team"], p["user"]))
+        await parts.home.run(p["team"], p["user"], p["text"])
+
+    return run
