@@ -20,7 +20,8 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from bot import pricecommands
-from bot.digest import Digests, digest_command
+from bot.digest import Digests
+from bot.digestcommands import digest_command
 from bot.language import Languages
 from bot.permissions import AdminUnknown, Permissions
 from bot.pricestore import PriceStore
