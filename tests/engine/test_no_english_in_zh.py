@@ -58,6 +58,13 @@ ASKED = (
     "7B 全参微调 market=global",
     "llama-3.1-8b 全参微调 seq=200k",  # longer than the model's context
     "7B 全参微调 budget=1M mode=buy hours=400 power_price=1.2",
+    # issue 25: a box you own (training: largest per method, recipes; serving: users per
+    # context, the API beside it as launched), the largest a box runs, traffic, several servers
+    "llama-3.1-8b lora gpu=4090 gpus=8",
+    "largest 推理 gpu=4090 gpus=2",
+    "qwen3-32b 推理 gpu=4090 gpus=8 users=20",
+    "qwen2.5-72b 推理 requests=10000 prompt=2000 output=500",
+    "70B 全参微调 gpu=h800 gpus=16",
 )
 # errors: the grammar's own, and pydantic's bounds, types and choices behind it
 PARSE_ERRORS = ("7B lroa", "7B lora batch=5000", "7B lora gpu_util=0.1", "7B lora months=500",
@@ -148,7 +155,7 @@ def english_runs(text: str, least: int = 3) -> list[str]:
 def _answer(text: str) -> tuple[Answer, str]:
     with language("zh"):
         ans = engine.ask(text)
-        return ans, render(ans)
+        return ans, render(ans, bom=True)
 
 
 def json_texts(ans: Answer) -> Iterator[tuple[str, str]]:
@@ -177,6 +184,28 @@ def json_texts(ans: Answer) -> Iterator[tuple[str, str]]:
             for field in ("notes", "price_sources", "stale"):
                 for line in getattr(plan.cost, field):
                     yield f"plans[{i}].cost.{field}", line
+        if plan.api:
+            yield f"plans[{i}].api.verdict", plan.api.verdict
+            for note in plan.api.notes:
+                yield f"plans[{i}].api.notes", note
+        if plan.bom:
+            for line in plan.bom.lines:
+                yield f"plans[{i}].bom.lines", line.text
+                yield f"plans[{i}].bom.rule", line.rule
+        for launch in plan.launch:
+            for note in launch.notes:
+                yield f"plans[{i}].launch.notes", note
+    if ans.traffic:
+        yield "traffic.text", ans.traffic.text
+        for line in ans.traffic.assumed:
+            yield "traffic.assumed", line
+    if ans.capacity:
+        yield "capacity.text", ans.capacity.text
+        yield "capacity.fastest_limit", ans.capacity.fastest_limit
+        for row in ans.capacity.rows:
+            yield "capacity.rows.limit_text", row.limit_text
+        for fit in ans.capacity.largest:
+            yield "capacity.largest.limit", fit.limit
 
 
 # a command or a config file's line in the terminal (present/detail.py marks them): code
