@@ -32,7 +32,7 @@ from engine import catalog, i18n, memory, runs
 from engine.architecture import ModelSpec
 from engine.cost import ASSUMED_EPOCH_TOKENS, break_even_phrase
 from engine.i18n import _, counted
-from engine.market import ACCESS_WORDS, WHERE_WORDS, market_word
+from engine.market import ACCESS_WORDS, STATUS_TEXT, WHERE_WORDS, market_word
 from engine.methods import method
 from engine.request import Request
 from engine.schema import Alternative, Cost, Plan, Trial
@@ -311,6 +311,11 @@ def _quoted_dates(cites: list[str]) -> list[str]:
     return [m.group(0) for cite in cites for m in [re.search(r"\d{4}-\d{2}-\d{2}", cite)] if m]
 
 
+def sentence_gap(before: str) -> str:
+    """What separates two sentences: a space in English, nothing after a Chinese full stop."""
+    return "" if before.endswith(("。", "）", "！", "？")) else " "
+
+
 def _what(plan: Plan) -> str:
     """"8 x A800 SXM4 80GB (second-hand in the china market)"."""
     access = access_phrase(plan)
@@ -336,7 +341,11 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     if (runner_up is not None and c and runner_up.cost and runner_up.verdict != "no"
             and (runner_up.service is None or runner_up.service.meets)):
         parts += _compare(plan, runner_up, req)
-    if req.gpu and req.gpus and not plan.change:
+    a = plan.access
+    if a is not None and not (a.can_buy or a.can_rent):
+        # a card the market cannot get is sized, never recommended (unobtainable_text says why)
+        lead = _("Sized as asked, not a recommendation: ")
+    elif req.gpu and req.gpus and not plan.change:
         lead = _("As asked: ")
     else:
         goal = (_("fastest") if req.goal == "time" else _("cheapest that meets the service level")
@@ -350,6 +359,10 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
 def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
     """How much the recommendation saves against the next plan, or why it costs more."""
     c, o = plan.cost, other.cost
+    if c.within_budget and o.within_budget is False:
+        # the budget ranks before cost: what the next plan costs per token is beside the point
+        return [_("the next option ({other}) is over the budget").format(
+            other=f"{other.gpus} x {other.gpu_display}")]
     if req.is_training and c.job.rent is not None and o.job.rent is not None and (
             c.mode == "rent" and o.mode == "rent"):
         mine, theirs = c.job.rent, o.job.rent
@@ -423,7 +436,7 @@ def pinned_text(plan: Plan, req: Request) -> str:
         short.append(_("{over} over the budget of {budget}").format(
             over=money(overspend(plan), c.currency), budget=money(c.budget, c.currency)))
     if short:
-        text += " " + _("It falls short of what was asked: {misses}.").format(
+        text += sentence_gap(text) + _("It falls short of what was asked: {misses}.").format(
             misses=_("; ").join(short))
     return text
 
@@ -432,10 +445,14 @@ def unobtainable_text(plan: Plan, req: Request) -> str:
     """A card the asker's market gets only through grey channels, or not at all: said first."""
     a = plan.access
     assert a is not None
+    # the row's note is English data (availability.toml): another language gets the status in
+    # its own words and the date the fact held
+    note = a.note.rstrip(".") if i18n.current() == "en" else _("{status}, as of {as_of}").format(
+        status=_(STATUS_TEXT.get(a.status, STATUS_TEXT["unknown"])), as_of=a.as_of)
     return _("{card}: {status} {where}, so gpusize neither prices nor recommends it there "
              "({note}).").format(
         card=plan.gpu_display, status=_(ACCESS_WORDS.get(a.status, ACCESS_WORDS["unknown"])),
-        where=_(WHERE_WORDS.get(a.market, a.market)), note=a.note.rstrip("."))
+        where=_(WHERE_WORDS.get(a.market, a.market)), note=note)
 
 
 def no_plan_text(plans: list[Plan], req: Request, same_card: Alternative | None = None) -> str:
@@ -453,9 +470,9 @@ def no_plan_text(plans: list[Plan], req: Request, same_card: Alternative | None 
             n=top.gpus, card=top.gpu_display, need=m.total / memory.GIB,
             capacity=m.capacity / memory.GIB, usable=(m.usable or m.capacity) / memory.GIB)
         if same_card is not None:
-            return text + " " + _("It runs on the same cards {change}: see below.").format(
+            return text + sentence_gap(text) + _("It runs on the same cards {change}: see below.").format(
                 change=same_card.plan.change)
-        return text + " " + _("What would fit is listed below.")
+        return text + sentence_gap(text) + _("What would fit is listed below.")
     if top.service and not top.service.meets:
         lead = (_("No configuration meets the service level") if req.is_serving
                 else _("No configuration finishes within the deadline"))
@@ -487,9 +504,9 @@ def over_budget(plans: list[Plan], req: Request) -> str:
         what=_what(top), strategy=top.strategy, options=_(" or ").join(options),
         over=money(overspend(top), c.currency), budget=money(c.budget, c.currency))
     if top.change:
-        text += " " + _("That is {change}.").format(change=top.change)
+        text += sentence_gap(text) + _("That is {change}.").format(change=top.change)
     if c.rent.monthly and c.budget and req.is_serving and c.budget >= c.rent.monthly:
-        text += " " + _("The budget rents it for {months:.0f} months, {use}.").format(
+        text += sentence_gap(text) + _("The budget rents it for {months:.0f} months, {use}.").format(
             months=c.budget // c.rent.monthly, use=_use_text(req, c.hours_per_month))
     return text
 

@@ -239,7 +239,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
     if req.gpu and top is not None and top.access is not None and not (
             top.access.can_buy or top.access.can_rent):
         # a card the market gets only through grey channels (or not at all): said first
-        text = recommend.unobtainable_text(top, req) + " " + text
+        lead = recommend.unobtainable_text(top, req)
+        text = lead + recommend.sentence_gap(lead) + text
     box = capacity(spec, asked, today, book, prepared, original, largest)
     full = at_capacity(spec, asked, box, today, book)
     if full is not None and plans:  # a box you own: its worth against an API at what it carries

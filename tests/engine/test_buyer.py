@@ -331,6 +331,28 @@ def test_cards_reaching_china_only_through_grey_channels_say_so_first(card: str)
     assert ans.plans[0].cost.mode is None  # not priced
 
 
+@pytest.mark.parametrize("card", ["h100-sxm", "h200", "rtx-5090"])
+def test_a_card_the_market_cannot_get_is_sized_never_recommended(card: str) -> None:
+    """'gpusize neither prices nor recommends it there. Recommended: Get 4 x H100' said both."""
+    with i18n.language("en"):
+        en = ask(f"70B inference gpu={card}")
+    assert "neither prices nor recommends" in en.recommendation
+    assert "Recommended" not in en.recommendation and "not a recommendation" in en.recommendation
+    with i18n.language("zh"):
+        zh = ask(f"70B 推理 gpu={card}")
+    assert not re.search(r"(?<!也不)推荐（", zh.recommendation) and "并非推荐" in zh.recommendation
+    assert "Grey" not in zh.recommendation and "rule" not in zh.recommendation
+    assert "。 " not in zh.recommendation  # no English sentence space between Chinese ones
+
+
+def test_a_budget_plan_never_compared_per_token_with_one_over_the_budget() -> None:
+    ans = ask("405B full-finetune budget=50k")
+    top, runner = ans.plans[0], ans.plans[1]
+    if top.cost.within_budget and runner.cost.within_budget is False:
+        assert "is over the budget" in ans.recommendation
+        assert "per token trained than" not in ans.recommendation
+
+
 def test_every_headline_names_the_cards_access_status() -> None:
     for q in ("8B lora", "70B serve market=global", "13B full-finetune budget=150k"):
         ans = ask(q)

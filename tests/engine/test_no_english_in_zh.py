@@ -40,6 +40,8 @@ ASKED = (
     "7B 预训练 tokens=1T",
     "70B 预训练 tokens=2T",  # pipeline stages across servers
     "70B 全参微调 预算10万",  # over the budget
+    "70B 全参微调 预算200万",  # rents, and lists what the budget buys
+    "70B 推理 gpu=h100",  # a grey-market card: sized, not recommended, its note in Chinese
     "7B lora 预算100万",  # within it
     "70B 全参微调 gpu=4090 gpus=1",  # pinned, does not fit
     "70B 推理 gpu=4090 gpus=8 users=100",  # pinned, runs, misses the service level
