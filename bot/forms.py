@@ -10,18 +10,17 @@ open with what was typed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from functools import cache
 from typing import Any
 
 from bot.replies import Replies
-from engine import catalog
+from engine import catalog, reader
 from engine.errors import UserError
 from engine.i18n import _
 from engine.methods import METHODS
-from engine.parse import ParseError, parse_fields, read_reply
+from engine.parse import ParseError
 from engine.request import Draft
 from present import slack, views
 from present.labels import MARKETS, method_title
@@ -57,29 +56,29 @@ def model_options(query: str) -> list[dict[str, Any]]:
     return views.model_options(query, _catalog_models())
 
 
-def read_message(text: str) -> Draft:
-    """What a message says of a sizing question, as far as it can be read: the whole message in
-    the grammar, else as a reply would be read, else clause by clause and word by word (the
-    first reading of each input wins). Never raises: a message that says nothing gives an
-    empty Draft, and the form starts empty."""
-    for whole in (parse_fields, read_reply):
-        with contextlib.suppress(UserError):
-            draft = whole(text)
-            if draft:
-                return draft
+def read_message(text: str) -> tuple[Draft, list[str]]:
+    """What a message says of a sizing question, read by the sentence reader (engine/reader.py),
+    and the notes on what it assumed. Two readings of one input (two models, two methods) are
+    never guessed: the message is then read clause by clause and word by word, each input
+    taking its first reading, and the note says which readings there were, so the person
+    picks in the form. Never raises: a message that says nothing gives an empty Draft."""
+    try:
+        reading = reader.read(text)
+        return Draft(reading.values), list(reading.notes)
+    except UserError as err:
+        notes = [str(err)]
     values: dict[str, Any] = {}
     for clause in CLAUSES.split(text):
-        pieces = [clause] if _read(clause) is not None else clause.split()
-        for piece in pieces:
-            draft = _read(piece)
+        whole = _read(clause)
+        for draft in [whole] if whole is not None else [_read(word) for word in clause.split()]:
             for key, value in (draft.values if draft else {}).items():
                 values.setdefault(key, value)
-    return Draft(values)
+    return Draft(values), notes
 
 
 def _read(text: str) -> Draft | None:
     try:
-        return read_reply(text)
+        return Draft(reader.read(text).values)
     except UserError:
         return None
 
@@ -98,7 +97,7 @@ def model_label(model: str) -> str:
 
 
 def form(*, channel: str = "", prefill: dict[str, Any] | None = None, read_from: str = "",
-         extra: str = "") -> dict[str, Any]:
+         extra: str = "", notes: list[str] | None = None) -> dict[str, Any]:
     """The form in the current language. `channel`: where its answer is posted (none known: the
     form asks); `extra`: grammar words the form has no input for (what a shortcut read beyond
     them), kept and sent with the submission."""
@@ -109,7 +108,7 @@ def form(*, channel: str = "", prefill: dict[str, Any] | None = None, read_from:
     model = (prefill or {}).get("model")
     return views.form_view(methods=methods, gpus=gpus, markets=markets, prefill=prefill,
                            model_label=model_label(model) if model else "", metadata=metadata,
-                           ask_channel=not channel, read_from=read_from)
+                           ask_channel=not channel, read_from=read_from, notes=notes or [])
 
 
 async def open_form(replies: Replies, trigger_id: str, **kw: Any) -> str:

@@ -141,12 +141,13 @@ def _number_input(action_id: str, initial: object = None) -> dict[str, Any]:
 def form_view(*, methods: list[tuple[str, str]], gpus: list[tuple[str, str]],
               markets: list[tuple[str, str]], prefill: dict[str, Any] | None = None,
               model_label: str = "", metadata: str = "", ask_channel: bool = False,
-              read_from: str = "") -> dict[str, Any]:
+              read_from: str = "", notes: list[str] | None = None) -> dict[str, Any]:
     """The sizing form: what `/gpusize MODEL METHOD key=value ...` asks, as inputs. `methods`,
     `gpus`, `markets`: (value, label) of each choice; `prefill`: the grammar's values to start
     from (what the shortcut read); `model_label`: how the prefilled model is shown;
     `ask_channel`: no conversation is known (App Home), so the form asks where to post;
-    `read_from`: the message the shortcut read, quoted above the inputs."""
+    `read_from`: the message the shortcut read, quoted above the inputs with `notes` on how it
+    was read (what was assumed, two readings to pick from)."""
     given = prefill or {}
     model: dict[str, Any] = {"type": "external_select", "action_id": "form_model",
                              "placeholder": _plain(_("Type a model name or a Hub id"), 150),
@@ -165,8 +166,9 @@ def form_view(*, methods: list[tuple[str, str]], gpus: list[tuple[str, str]],
     currency = (budget or {}).get("currency") or given.get("currency")
     blocks: list[dict[str, Any]] = []
     if read_from:
-        blocks.append(context(_("Read from the message: “{text}”").format(
-            text=read_from if len(read_from) <= 300 else read_from[:299] + "…")))
+        said = _("Read from the message: “{text}”").format(
+            text=read_from if len(read_from) <= 300 else read_from[:299] + "…")
+        blocks.append(context("\n".join([said, *(f"⚠ {note}" for note in (notes or [])[:3])])))
     blocks += [
         _input("model", _("Model"), model, optional=False,
                hint=_("A catalog model, a size such as 13B or 8x7B, or a Hugging Face id "

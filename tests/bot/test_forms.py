@@ -88,3 +88,16 @@ def test_the_model_menu() -> None:
     assert [o["value"] for o in exact].count("llama-3.1-8b") == 1
     assert forms.model_options("   ") == []
     assert forms.model_options("zzzz-unknown")[0]["value"] == "zzzz-unknown"
+
+
+def test_a_message_is_read_by_the_sentence_reader_and_two_readings_are_said() -> None:
+    draft, notes = forms.read_message("我们有8张4090，想微调qwen2.5-72b，预算30万")
+    assert draft.values["model"] == "qwen2.5-72b" and draft.values["gpus"] == 8
+    assert draft.values["gpu"] == "rtx-4090" and draft.values["budget"]["amount"] == 300_000
+    # two models: the first reading starts the form, the note says there were two
+    draft, notes = forms.read_message("should we serve llama 70b or qwen 72b for 30 users?")
+    assert draft.values["method"] == "inference" and notes and "two" in notes[0]
+    view = forms.form(channel="C1", prefill=dict(draft.values), read_from="…", notes=notes)
+    check_view(view)
+    assert "⚠ " + notes[0] in view["blocks"][0]["elements"][0]["text"]
+    assert not forms.read_message("lunch at noon?")[0]

@@ -23,8 +23,10 @@ def test_manifest_matches_the_bot() -> None:
     assert [(s["type"], s["callback_id"]) for s in shortcuts] == [("message", SIZE_THIS)]
     settings = m["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
-        "message.channels", "message.groups", "app_mention", "app_home_opened"}
-    assert m["features"]["app_home"]["home_tab_enabled"] is True
+        "message.channels", "message.groups", "app_mention", "app_home_opened", "message.im"}
+    home = m["features"]["app_home"]
+    assert home["home_tab_enabled"] is True and home["messages_tab_read_only_enabled"] is False
+    assert {"im:history", "im:write"} <= scopes  # DMs, and the form's answer sent as one
     assert settings["interactivity"]["is_enabled"] is True
     assert settings["interactivity"]["request_url"].endswith("/slack/events")
     # the form's external select over the catalog

@@ -207,3 +207,33 @@ def test_app_home_lists_recent_answers_language_and_team_quotes_with_controls(
     form = slack.wait_for("views.open")[0].body["view"]
     assert form["callback_id"] == "sizing_form"
     assert any(b.get("block_id") == "channel" for b in form["blocks"])
+
+
+def dm(text: str, *, ts: str, thread_ts: str | None = None) -> dict[str, Any]:
+    event = {"type": "message", "channel": "D0ALICE", "channel_type": "im", "user": "U0ALICE",
+             "text": text, "ts": ts}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+def test_a_direct_message_is_answered_as_in_a_channel(bot: Bot, slack: SlackStub) -> None:
+    status, _body = bot.event(dm("llama-3.1-8b qlora", ts="1700000100.000001"), event_id="EvDm1")
+    assert status == 200
+    card = slack.wait_for("chat.postMessage")[0].body
+    assert card["channel"] == "D0ALICE" and card["thread_ts"] == "1700000100.000001"
+    assert card["blocks"][0]["text"]["text"].startswith("Llama 3.1 8B QLoRA → ")
+    assert any(b["type"] == "actions" for b in card["blocks"])
+    # the thread continues like a channel's: a reply changes the answer
+    bot.event(dm("what about lora?", ts="1700000100.000002", thread_ts="1700000100.000001"),
+              event_id="EvDm2")
+    again = slack.wait_for("chat.postMessage", 2)[1].body
+    assert again["channel"] == "D0ALICE" and again["thread_ts"] == "1700000100.000001"
+    assert again["blocks"][1]["text"]["text"].startswith("*LoRA* → ")
+    # the bot's own messages and edits in the DM are not asked of it
+    bot.event({**dm("13B lora", ts="1700000100.000003"), "bot_id": "BBOT0001"}, event_id="EvDm3")
+    bot.event({**dm("help", ts="1700000100.000004")}, event_id="EvDm4")
+    helped = slack.wait_for("chat.postMessage", 3)[2].body
+    assert helped["thread_ts"] == "1700000100.000004" and "/gpusize" in texts(helped["blocks"])
+    time.sleep(0.3)
+    assert len(slack.of("chat.postMessage")) == 3

@@ -1,4 +1,5 @@
-"""Typed replies in the bot's threads, and mentions.
+"""Typed replies in the bot's threads, mentions, and direct messages (a top-level DM is asked of
+the bot as a mention is: answered in its thread, which then continues like any other).
 
 Events are acknowledged by Bolt before any listener runs, so they are recorded as jobs in a
 middleware (`record`), before the 200 goes back: the event id and the message ts are the dedupe
@@ -53,7 +54,10 @@ def job_of(body: dict[str, Any]) -> Job | None:
         if event.get("subtype") in IGNORED_SUBTYPES or event.get("bot_id"):
             return None
         if not payload["thread_ts"] or payload["thread_ts"] == payload["ts"]:
-            return None  # only replies in threads; top-level chatter is not for the bot
+            if event.get("channel_type") != "im":
+                return None  # only replies in threads; top-level chatter is not for the bot
+            # a direct message to the bot is asked of it, as a mention is in a channel
+            kind = "app_mention"
     elif kind != "app_mention":
         return None
     if not payload["channel"] or not payload["ts"]:

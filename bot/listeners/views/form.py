@@ -68,11 +68,12 @@ def shortcut(parts: Parts) -> Listener:
         team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
         text = clean_input((body.get("message") or {}).get("text") or "")
         set_language(await parts.languages.of(team, user, text))
-        prefill, extra = forms.prefill_of(forms.read_message(text))
+        draft, notes = forms.read_message(text)
+        prefill, extra = forms.prefill_of(draft)
         channel = (body.get("channel") or {}).get("id") or ""
         try:
             await forms.open_form(parts.replies, body.get("trigger_id") or "", channel=channel,
-                                  prefill=prefill, read_from=text, extra=extra)
+                                  prefill=prefill, read_from=text, extra=extra, notes=notes)
             COMMANDS.labels("shortcut").inc()
         except Exception as err:  # an expired trigger: nothing to show, the log says why
             log.warning("the shortcut's form did not open: %s", type(err).__name__)
@@ -90,7 +91,7 @@ def open_button(parts: Parts) -> Listener:
         set_language(await parts.languages.of(team, user))
         channel = (body.get("channel") or {}).get("id") or ""
         action = (body.get("actions") or [{}])[0]
-        prefill, extra = forms.prefill_of(forms.read_message(str(action.get("value") or "")))
+        prefill, extra = forms.prefill_of(forms.read_message(str(action.get("value") or ""))[0])
         try:
             await forms.open_form(parts.replies, body.get("trigger_id") or "", channel=channel,
                                   prefill=prefill, extra=extra)
