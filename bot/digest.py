@@ -30,7 +30,7 @@ from redis.exceptions import LockError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import keys, pricetables
+from bot import feeds, keys, pricetables
 from bot.pricestore import PriceRecord, PriceStore, newest
 from bot.pricetables import DEFAULT_CARDS
 from engine import catalog
@@ -374,7 +374,8 @@ class Digests:
         if failures:
             sections.append(_("*Feeds that failed* (their previous prices are kept)") + "\n"
                             + "\n".join(
-                f"• {url[:120]}: {s['error']} ({s['at']})" for url, s in list(failures.items())[:10]))
+                f"• {feeds.public_url(url)[:120]}: {s['error']} ({s['at']})"
+                for url, s in list(failures.items())[:10]))
         title = (_("GPU price digest") + (_(" (late)") if late else "")
                  + (f" · {period}" if period else ""))
         return sections, title

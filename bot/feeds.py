@@ -9,6 +9,9 @@ body, a redirect, a parse error or one invalid row rejects it, is recorded as a 
 the digest) and never touches the prices already stored. A row is invalid when it breaks the rule
 every price obeys (engine.prices.check_price: dated at most tomorrow, a catalog card or a server
 of them, low <= high, a plausible amount); its text fields lose control and bidi characters.
+
+A feed URL may carry a credential (?api_key=..., user:password@, a token as a path segment): what
+is stored beside a price and what members or the digest see is `public_url`, never the URL itself.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -37,6 +41,36 @@ class FeedError(ValueError):
     pass
 
 
+URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>|()\"']+")
+# a path segment that looks like a key or a capability (long, letters and digits mixed)
+TOKEN_LIKE = re.compile(r"(?=[A-Za-z0-9_\-.~]*[0-9])(?=[A-Za-z0-9_\-.~]*[A-Za-z])[A-Za-z0-9_\-.~]{16,}")
+HIDDEN = "***"
+
+
+def public_url(url: str) -> str:
+    """A feed URL as others may see it: no user or password, every query value and token-like
+    path segment hidden, no fragment. Enough to tell feeds apart, never enough to call one."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return HIDDEN
+    path = "/".join(HIDDEN if TOKEN_LIKE.fullmatch(seg) else seg for seg in parts.path.split("/"))
+    # a parameter's name is kept (it tells feeds apart) unless it is a bare value or token-like
+    shown = [f"{name}={HIDDEN}" if sep and not TOKEN_LIKE.fullmatch(name) else HIDDEN
+             for name, sep, _ in (p.partition("=") for p in parts.query.split("&") if p)]
+    query = "?" + "&".join(dict.fromkeys(shown)) if shown else ""
+    return f"{parts.scheme}://{host}{port}{path}{query}"
+
+
+def redact_urls(text: str) -> str:
+    """Every URL in `text` as public_url shows it (stored sources, older records included)."""
+    return URL.sub(lambda m: public_url(m.group(0)), text)
+
+
 def parse_feed(body: bytes, *, url: str, content_type: str = "",
                today: date | None = None) -> list[PriceRecord]:
     """Rows of a feed as validated records, or FeedError naming what is wrong."""
@@ -47,14 +81,14 @@ def parse_feed(body: bytes, *, url: str, content_type: str = "",
         raise FeedError("not UTF-8 text") from err
     stripped = text.lstrip()
     rows: list[dict[str, Any]]
-    source = url
+    source = public_url(url)
     if "json" in content_type or stripped.startswith(("{", "[")):
         try:
             data = json.loads(text)
         except ValueError as err:
             raise FeedError(f"invalid JSON ({err.msg} at line {err.lineno})") from None
         if isinstance(data, dict):
-            source = clean_field(data.get("source") or url, 200)
+            source = redact_urls(clean_field(data.get("source") or "", 200)) or public_url(url)
             data = data.get("prices")
         if not isinstance(data, list):
             raise FeedError('JSON must be a list of prices or {"prices": [...]}')
@@ -86,9 +120,10 @@ def parse_feed(body: bytes, *, url: str, content_type: str = "",
                 id=f"feed-{digest.hexdigest()[:16]}", item=str(row.get("item", "")),
                 kind=row.get("kind"), gpus=row.get("gpus", 1), low=row.get("low"),
                 high=row.get("high"), currency=str(row.get("currency", "")).upper(),
-                region=row.get("region", "global"), source=f"feed {source} ({url})"[:500],
-                origin="feed", entered_by=url[:80], quoted=row.get("quoted"), recorded_at=now,
-                note=str(row.get("note", ""))[:500]))
+                region=row.get("region", "global"),
+                source=f"feed {source} ({public_url(url)})"[:500], origin="feed",
+                entered_by=public_url(url)[:80], quoted=row.get("quoted"), recorded_at=now,
+                note=redact_urls(str(row.get("note", "")))[:500]))
         except ValidationError as err:
             first = err.errors()[0]
             raise FeedError(f"row {number}: {'.'.join(map(str, first['loc']))} "

@@ -7,6 +7,10 @@ may remove their own. Any member may subscribe a channel the bot is a member of 
 prices every member can already read with `/gpusize price`), up to the workspace's cap; replacing a
 channel's existing subscription is for its creator or an admin.
 
+Admin means an admin of *this* workspace: in a Slack Connect channel a member of another
+organisation may be an admin there, and users.info says so (is_admin) beside their own team_id.
+Only a user whose team_id is the workspace's counts; one without a team_id does not.
+
 When Slack cannot say whether someone is an admin, admin-only actions are refused (fail closed)
 with a message saying so; nothing stored changes.
 """
@@ -32,6 +36,15 @@ class AdminUnknown(Exception):
     """users.info failed: whether the user is an admin cannot be told."""
 
 
+def is_workspace_admin(profile: dict[str, Any], team: str) -> bool:
+    """users.info's user is an admin or owner of the workspace `team` (not of their own
+    organisation elsewhere, as a Slack Connect member may be)."""
+    if profile.get("team_id") != team:
+        return False
+    return bool(profile.get("is_admin") or profile.get("is_owner")
+                or profile.get("is_primary_owner"))
+
+
 class Permissions:
     def __init__(self, redis: Redis, client: Any) -> None:
         self.redis = redis
@@ -50,8 +63,7 @@ class Permissions:
         if not info.get("ok", True) or not isinstance(info.get("user"), dict):
             raise AdminUnknown
         profile = info["user"]
-        admin = bool(profile.get("is_admin") or profile.get("is_owner")
-                     or profile.get("is_primary_owner"))
+        admin = is_workspace_admin(profile, team)
         with contextlib.suppress(RedisError, OSError):
             await self.redis.set(keys.admin_cache(team, user), "1" if admin else "0",
                                  ex=ADMIN_CACHE_S)

@@ -8,7 +8,7 @@ import re
 import shlex
 from datetime import UTC, date, datetime
 
-from bot import pricetables
+from bot import feeds, pricetables
 from bot.limits import Limit, allow
 from bot.permissions import ADMIN_UNKNOWN
 from bot.pricestore import PriceRecord, PriceStore, QuotaFull, new_id
@@ -128,7 +128,7 @@ def _origin(rec: PriceRecord) -> str:
     if rec.origin == "quote":
         return _("quote from {vendor} by {user} (id `{id}`)").format(
             vendor=rec.vendor or _("a vendor"), user=user_ref(rec.entered_by), id=rec.id)
-    return rec.source[:120]
+    return feeds.redact_urls(rec.source)[:120]  # a feed URL's credentials stay hidden
 
 
 def current_prices(records: list[PriceRecord], today: date, *, currency: str = "CNY",

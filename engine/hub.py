@@ -220,8 +220,9 @@ def _http_code(err: Exception) -> int | None:
 
 
 def _fetch_config(repo_id: str, endpoint: str) -> dict[str, Any]:
-    """config.json, into memory, under one total deadline (a thread that outlives it is left to
-    its own socket timeout; nothing waits for it)."""
+    """config.json, into memory, under one total deadline. At the deadline the connection is shut
+    down under the fetching thread, which then ends: a Hub that trickles a byte at a time keeps
+    neither a thread nor a socket past HUB_TIMEOUT_S."""
     import huggingface_hub
 
     if getattr(getattr(huggingface_hub, "constants", None), "HF_HUB_OFFLINE", False):
@@ -234,35 +235,131 @@ def _fetch_config(repo_id: str, endpoint: str) -> dict[str, Any]:
         headers["authorization"] = f"Bearer {token}"
     budget = timeout_s()
     outcome: dict[str, Any] = {}
+    fetch = _Fetch(url, headers, deadline=time.monotonic() + budget)
 
-    def fetch() -> None:
+    def run() -> None:
         try:
-            outcome["config"] = _download(url, headers, deadline=time.monotonic() + budget)
+            outcome["config"] = fetch.config()
         except Exception as err:
             outcome["error"] = err
 
-    worker = threading.Thread(target=fetch, name="hub-fetch", daemon=True)
+    worker = threading.Thread(target=run, name="hub-fetch", daemon=True)
     worker.start()
     worker.join(budget)
     if worker.is_alive():
+        fetch.abort()
+        worker.join(ABORT_JOIN_S)
         raise TimeoutError(f"no config.json within {budget:g} s")
     if "error" in outcome:
         raise outcome["error"]
     return outcome["config"]
 
 
-def _download(url: str, headers: dict[str, str], *, deadline: float) -> dict[str, Any]:
-    import urllib.request
+MAX_REDIRECTS = 5
+ABORT_JOIN_S = 1.0  # a shut-down socket wakes its reader at once; this only bounds the wait
+REDIRECTS = (301, 302, 303, 307, 308)
+CREDENTIALS = ("authorization", "cookie", "proxy-authorization")
 
-    request = urllib.request.Request(url, headers=headers)
-    with urllib.request.urlopen(request, timeout=max(0.1, deadline - time.monotonic())) as resp:
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+class _Fetch:
+    """One GET of config.json with its redirects, read by http.client so that the caller can
+    shut the connection down at the deadline. Credentials (HF_TOKEN's Authorization) go only to
+    the origin they were given for: a redirect to another scheme, host or port drops them, as
+    browsers and requests do."""
+
+    def __init__(self, url: str, headers: dict[str, str], *, deadline: float) -> None:
+        self.url, self.headers, self.deadline = url, dict(headers), deadline
+        self.connection: Any = None
+        self.aborted = False
+        self.lock = threading.Lock()
+
+    def remaining(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0 or self.aborted:
+            raise TimeoutError("config.json arrived too slowly")
+        return left
+
+    def abort(self) -> None:
+        import socket
+
+        with self.lock:
+            self.aborted = True
+            sock = getattr(self.connection, "sock", None)
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(OSError):
+                    sock.close()
+
+    def _connect(self, url: str) -> Any:
+        import http.client
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("https", "http"):
+            raise ValueError(f"not an http(s) URL: {parts.scheme}")
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        connection = kind(parts.hostname or "", parts.port, timeout=self.remaining())
+        with self.lock:
+            if self.aborted:
+                raise TimeoutError("config.json arrived too slowly")
+            self.connection = connection
+        connection.connect()
+        with self.lock:  # abort() may have run while connecting, before there was a socket
+            if self.aborted:
+                connection.close()
+                raise TimeoutError("config.json arrived too slowly")
+        return connection
+
+    def config(self) -> dict[str, Any]:
+        import urllib.error
+        from urllib.parse import urljoin, urlsplit
+
+        url, headers = self.url, dict(self.headers)
+        for _hop in range(MAX_REDIRECTS + 1):
+            connection, response = self._connect(url), None
+            try:
+                parts = urlsplit(url)
+                connection.request("GET", (parts.path or "/") + (f"?{parts.query}" if parts.query
+                                                                 else ""), headers=headers)
+                response = connection.getresponse()
+                if response.status in REDIRECTS and response.getheader("location"):
+                    target = urljoin(url, response.getheader("location"))
+                    if _origin(target) != _origin(url):
+                        headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIALS}
+                    url = target
+                    continue
+                if response.status != 200:
+                    raise urllib.error.HTTPError(url, response.status, response.reason,
+                                                 response.msg, None)
+                return _parse(self._read(response))
+            finally:  # the response holds the socket's file too: both, or the fd stays open
+                if response is not None:
+                    response.close()
+                connection.close()
+        raise ValueError(f"more than {MAX_REDIRECTS} redirects")
+
+    def _read(self, response: Any) -> bytes:
         data = b""
-        while chunk := resp.read(16384):
+        while True:
+            self.remaining()
+            chunk = response.read1(16384)  # what has arrived, not a full buffer: the deadline holds
+            if not chunk:
+                return data
             data += chunk
             if len(data) > CONFIG_MAX_BYTES:
                 raise ValueError("config.json is larger than any model config")
-            if time.monotonic() > deadline:
-                raise TimeoutError("config.json arrived too slowly")
+
+
+def _parse(data: bytes) -> dict[str, Any]:
     config = json.loads(data)
     if not isinstance(config, dict):
         raise ValueError("config.json is not an object")

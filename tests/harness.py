@@ -117,6 +117,7 @@ class SlackStub:
     delay_s: float = 0.0  # answer every Web API call this late (timeouts)
     locales: dict[str, str] = field(default_factory=dict)  # users.info locale per user
     admins: set[str] = field(default_factory=set)
+    home_teams: dict[str, str] = field(default_factory=dict)  # Slack Connect: another org's users
     lock: threading.Lock = field(default_factory=threading.Lock)
     ts: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -195,7 +196,8 @@ def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
             elif method == "users.info":
                 user = body.get("user", "")
                 reply |= {"user": {"id": user, "locale": stub.locales.get(user, "en-US"),
-                                   "is_admin": user in stub.admins, "tz": "Asia/Shanghai"}}
+                                   "is_admin": user in stub.admins, "tz": "Asia/Shanghai",
+                                   "team_id": stub.home_teams.get(user, TEAM)}}
             elif method == "files.getUploadURLExternal":
                 file_id = f"F{next(stub.ts):06d}"
                 reply |= {"file_id": file_id,

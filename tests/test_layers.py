@@ -24,7 +24,7 @@ ALLOWED = {
 # and the bot's entry points in the CLI (slack_bolt and redis stay off the answer path)
 LAZY = ("matplotlib", "PIL", "huggingface_hub", "uvicorn", "slack_bolt.adapter.socket_mode",
         "importlib.metadata", "tomllib", "difflib", "present.charts", "present.terminal",
-        "bot.server", "bot.ops", "urllib")
+        "bot.server", "bot.ops", "urllib", "http.client", "socket")
 
 
 def _module(path: Path) -> str:

@@ -126,3 +126,19 @@ def test_removing_someone_elses_quote_refuses_when_slack_cannot_say(
     bot.command(f"quote remove {quote_id}", user="U0BOB", response_url=slack.response_url())
     assert "Only the person who added a quote" in reply(slack, 3)
     assert redis_server.command("HEXISTS", f"gpusize:v1:prices:{TEAM}", quote_id) == 1
+
+
+def test_an_admin_of_another_organisation_is_not_this_workspaces_admin(
+        make_bot: Any, slack: SlackStub, redis_server: RedisServer) -> None:
+    """Issue 26: in a Slack Connect channel users.info says is_admin for a member who is an
+    admin of their own organisation; only the workspace's own team counts."""
+    bot = make_bot()
+    known_locale(redis_server, "U0GUEST", "U0ADMIN")
+    slack.admins |= {"U0GUEST", "U0ADMIN"}
+    slack.home_teams["U0GUEST"] = "T0OTHERORG"
+    bot.command("lang zh workspace", user="U0GUEST", response_url=slack.response_url())
+    assert "Only a workspace admin" in reply(slack, 1)
+    assert redis_server.command("HGET", f"gpusize:v1:lang:{TEAM}", "workspace") is None
+    bot.command("lang zh workspace", user="U0ADMIN", response_url=slack.response_url())
+    reply(slack, 2)
+    assert redis_server.command("HGET", f"gpusize:v1:lang:{TEAM}", "workspace") == "zh"

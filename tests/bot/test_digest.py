@@ -230,3 +230,20 @@ def test_a_failure_that_is_not_the_channel_is_retried_and_then_delivered(
     failed, later, sub = asyncio.run(go())
     assert failed == [] and later == ["T0TEAM/C0DIGEST/2026-W49"]
     assert sub.failures == 0 and sub.disabled_at is None and sub.last_error == "fatal_error"
+
+
+def test_a_feed_urls_credentials_never_reach_the_digest(redis_url: str, slack: SlackStub) -> None:
+    """Issue 26: a feed's api_key was shown to members and in the digest."""
+    secret_url = "https://svc:hunter2pass@feeds.example/v1/AbC123dEf456GhI789/prices.json?api_key=sk_live_abcdef123456&region=cn#frag"
+
+    async def go() -> str:
+        d = make(redis_url, slack)
+        await d.redis.hset("gpusize:v1:feeds", secret_url,
+                           json.dumps({"ok": False, "error": "HTTP 500", "at": "2026-11-30"}))
+        sections, _ = await d.compose("T0TEAM", None, now=TUESDAY)
+        return "\n".join(sections)
+
+    text = asyncio.run(go())
+    assert "feeds.example/v1/***/prices.json?api_key=***&region=***" in text
+    for secret in ("hunter2pass", "svc:", "sk_live_abcdef123456", "AbC123dEf456GhI789", "frag"):
+        assert secret not in text
