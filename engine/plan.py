@@ -444,7 +444,15 @@ def _moe_variants(spec: ModelSpec, req: Request, s: Strategy) -> list[Strategy]:
 
 
 def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[Strategy]:
-    """Candidate shardings for `gpus` cards, lightest communication first."""
+    """Candidate shardings for `gpus` cards, lightest communication first; with ep= only those
+    with that expert-parallel size (an MoE model's; a dense model has none to pin)."""
+    found = _all_strategies(spec, req, gpus, nvlink)
+    if req.ep and spec.is_moe:
+        return [s for s in found if s.ep == req.ep]
+    return found
+
+
+def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[Strategy]:
     if req.is_serving:
         return _serving_strategies(spec, req, gpus)
     offload = req.offload or "none"

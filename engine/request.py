@@ -122,6 +122,7 @@ class Request(BaseModel):
     zero: int | None = Field(None, ge=0, le=3)
     offload: Offload | None = None
     tp: int | None = Field(None, ge=1, le=64)
+    ep: int | None = Field(None, ge=1, le=1024)  # MoE: experts sharded over this many ranks
     rank: int = Field(16, ge=1, le=1024)
     targets: Targets = "all"
     quant: str | None = None

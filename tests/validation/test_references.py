@@ -67,6 +67,21 @@ def test_reference_fields(report, ref: dict) -> None:
         assert ref["basis"] in report.BASES
     else:
         assert "basis" not in ref
+    # fit: a constant was read from the row; check: held out (none was)
+    assert report.row_set(ref) in report.SETS
+
+
+def test_held_out_rows_are_reported_apart(report) -> None:
+    fit = {"id": "a", "metric": "train_tokens_per_s", "unit": "tokens/s", "source": "x",
+           "query": "7B pretrain"}
+    check = dict(fit, id="b", set="check")
+    rows = [report.Row(fit, 100.0, 110.0, 0.10, ""), report.Row(check, 100.0, 70.0, -0.30, "")]
+    assert report._median_of(rows, "train_tokens_per_s", "fit") == "1, 10.0%"
+    assert report._median_of(rows, "train_tokens_per_s", "check") == "1, 30.0%"
+    summary = report.render(rows).split("## train_tokens_per_s")[0]
+    assert "| 1, 10.0% | 1, 30.0% |" in summary
+    with pytest.raises(ValueError):
+        report.row_set(dict(fit, set="train"))
 
 
 @pytest.mark.parametrize("setup", SETUPS, ids=lambda s: s["id"])
