@@ -17,6 +17,10 @@ from engine import datacache
 from engine.architecture import ModelSpec
 from engine.i18n import N_, _
 
+# GPUs in one server: the HGX/DGX baseboard's 8 (and the usual 8-slot PCIe chassis); tensor
+# parallelism stays inside one, and more GPUs than this is several servers
+GPUS_PER_SERVER = 8
+
 
 class GpuSpec(BaseModel):
     """One accelerator as its datasheet states it."""

@@ -37,7 +37,7 @@ import math
 from datetime import date
 from typing import NamedTuple
 
-from engine.catalog import GpuSpec
+from engine.catalog import GPUS_PER_SERVER, GpuSpec
 from engine.i18n import N_, _, counted
 from engine.market import CHINA_REGIONS, Access, market_word
 from engine.prices import Price, PriceBook
@@ -51,7 +51,6 @@ OPS_SHARE_PER_MONTH = 0.026
 PCIE_HOST_W = 500  # a 2-socket PCIe GPU server's CPUs, RAM, fans under load (365 W idle floor)
 DEFAULT_POWER_REGION = {"china": "china", "global": "global"}
 HOURS_PER_MONTH = 730
-GPUS_PER_SERVER = 8
 # a per-card listing and a dedicated server-month this far apart per GPU-hour: show both
 RANGE_FACTOR = 2.0
 # A fine-tune without tokens=: one epoch of a fine-tuning set of ~25k examples x 2k tokens.

@@ -24,19 +24,8 @@ def framework() -> str:
 
 
 def recipe_text(optimizer: str) -> str:
-    """memory.RECIPE_TEXT in the current language (tests keep the English identical)."""
-    return {
-        "adamw": _("AdamW in mixed precision: 16-bit weights and gradients, fp32 master copy, "
-                   "fp32 m and v (2+2+12 = 16 bytes/param, ZeRO paper)"),
-        "adamw-bf16": _("AdamW in pure bf16: bf16 weights, gradients, m and v, no master copy "
-                        "(2+2+4 = 8 bytes/param)"),
-        "adamw-8bit": _("8-bit AdamW (bitsandbytes): 16-bit weights and gradients, m and v in 8 "
-                        "bits, no fp32 master (2+2+2 = 6 bytes/param; 10 with a master copy)"),
-        "paged-adamw-8bit": _("paged 8-bit AdamW (bitsandbytes): as adamw-8bit, with states in "
-                              "CUDA unified memory that pages to host RAM under pressure"),
-        "sgd": _("SGD with momentum in mixed precision: 2+2+4 master+4 momentum = 12 "
-                 "bytes/param"),
-    }.get(optimizer) or memory.RECIPE_TEXT[optimizer]
+    """The optimizer recipe (memory.RECIPE_TEXT) in the current language."""
+    return _(memory.RECIPE_TEXT[optimizer])
 
 
 def _model_line(spec: ModelSpec) -> str:

@@ -17,16 +17,17 @@ from engine.i18n import _
 # Released Llama-architecture models whose widths serve as templates, smallest first.
 TEMPLATES = ("qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "llama-2-13b",
              "yi-1.5-34b", "llama-3.1-70b", "llama-3.1-405b")
-SIZE_RE = re.compile(r"^(?:(\d+)X)?(\d+(?:\.\d+)?)([BM])$")
+# a bare size: 13B, 0.5b, 350M, 8x7B (experts x size); the grammar reads sizes with it too
+SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$", re.IGNORECASE)
 
 
 def parse_size(text: str) -> tuple[int | None, float] | None:
     """`13B` -> (None, 13e9); `8X7B` -> (8, 7e9); None when the text is not a size."""
-    m = SIZE_RE.match(text.upper())
+    m = SIZE_RE.match(text)
     if not m:
         return None
     experts, number, unit = m.groups()
-    scale = 1e9 if unit == "B" else 1e6
+    scale = 1e9 if unit.lower() == "b" else 1e6
     return (int(experts) if experts else None, float(number) * scale)
 
 

@@ -11,6 +11,7 @@ from functools import cache
 from typing import NamedTuple
 
 from engine.architecture import EXPERT_ROLES, LINEAR_ROLES, ModelSpec, layer_params, tensors
+from engine.i18n import N_
 
 GIB = 1024**3
 
@@ -32,16 +33,18 @@ RECIPES: dict[tuple[str, str], tuple[float, float, float]] = {
     ("sgd", "mixed"): (2, 2, 8),
     ("sgd", "fp32"): (4, 4, 4),
 }
+# the recipe as the answer's assumptions say it (N_: said in the asker's language by explain.py)
 RECIPE_TEXT = {
-    "adamw": "AdamW in mixed precision: 16-bit weights and gradients, fp32 master copy, "
-             "fp32 m and v (2+2+12 = 16 bytes/param, ZeRO paper)",
-    "adamw-bf16": "AdamW in pure bf16: bf16 weights, gradients, m and v, no master copy "
-                  "(2+2+4 = 8 bytes/param)",
-    "adamw-8bit": "8-bit AdamW (bitsandbytes): 16-bit weights and gradients, m and v in 8 bits, "
-                  "no fp32 master (2+2+2 = 6 bytes/param; 10 with a master copy)",
-    "paged-adamw-8bit": "paged 8-bit AdamW (bitsandbytes): as adamw-8bit, with states in CUDA "
-                        "unified memory that pages to host RAM under pressure",
-    "sgd": "SGD with momentum in mixed precision: 2+2+4 master+4 momentum = 12 bytes/param",
+    "adamw": N_("AdamW in mixed precision: 16-bit weights and gradients, fp32 master copy, "
+                "fp32 m and v (2+2+12 = 16 bytes/param, ZeRO paper)"),
+    "adamw-bf16": N_("AdamW in pure bf16: bf16 weights, gradients, m and v, no master copy "
+                     "(2+2+4 = 8 bytes/param)"),
+    "adamw-8bit": N_("8-bit AdamW (bitsandbytes): 16-bit weights and gradients, m and v in 8 "
+                     "bits, no fp32 master (2+2+2 = 6 bytes/param; 10 with a master copy)"),
+    "paged-adamw-8bit": N_("paged 8-bit AdamW (bitsandbytes): as adamw-8bit, with states in "
+                           "CUDA unified memory that pages to host RAM under pressure"),
+    "sgd": N_("SGD with momentum in mixed precision: 2+2+4 master+4 momentum = 12 "
+              "bytes/param"),
 }
 
 

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from engine import catalog, en_input, zh_input
 from engine.errors import UserError
+from engine.family import SIZE_RE
 from engine.i18n import N_, _
 from engine.methods import METHOD_NAMES, METHOD_WORDS, METHODS, SERVING_QUANTS, method
 from engine.phrases import Rewrite, has_cjk, rewritten
@@ -31,7 +32,6 @@ from engine.quant import canonical_quant
 from engine.request import LARGEST_MODEL, LARGEST_WORDS, Draft, Money, Request
 
 MAX_INPUT_CHARS = 1000
-SIZE_RE = re.compile(r"^(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])$")
 
 
 class ParseError(UserError, ValueError):

@@ -120,7 +120,8 @@ class Rewrite:
 # a card as people write it: 4090, RTX 4090, 4090D, H800, A100-80G, A800 80G, 910B, 魔改4090
 CARD = (r"(?P<card>(?:魔改|昇腾|rtx\s?|geforce\s?)?[a-z]{0,6}-?\d{2,4}[a-z]{0,4}"
         r"(?:-[a-z0-9]+)?(?:魔改)?)(?:\s*-?\s*(?P<mem>\d{2,3})\s*gb?(?![a-z]))?")
-SERVER_GPUS = 8  # a server ("一台", "a server", "a node") holds 8 cards unless the text says
+# a server ("一台", "a server", "a node") holds this many cards unless the text says
+SERVER_GPUS = catalog.GPUS_PER_SERVER
 
 
 def card_name(card: str, mem: str | None = None) -> str | None:

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from engine import catalog, memory, speed
 from engine.architecture import EXPERT_ROLES, ModelSpec, Release
-from engine.catalog import GpuSpec
+from engine.catalog import GPUS_PER_SERVER, GpuSpec
 from engine.cost import price_plan
 from engine.formats import WeightPath, weight_path
 from engine.i18n import N_, _, counted
@@ -36,7 +36,6 @@ from engine.schema import Access, Memory, Plan, Service, Settings, Speed
 # Training counts up to the largest runs published (Llama 3 on 16,384 H100) and beyond.
 TRAIN_COUNTS = tuple(2**i for i in range(18))  # 1 .. 131,072
 SERVE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
-GPUS_PER_SERVER = 8
 VERDICTS = ("fits", "tight", "no")
 
 

@@ -571,19 +571,17 @@ def _weight_bytes(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
     if scheme.family == "gguf":
         return _gguf_size(spec, name, imatrix)
     by_type, by_role, kept = _stored_bytes(spec, name, tensors(spec))
+    return _size(name, spec.params, by_type, by_role, kept)
+
+
+def _size(name: str, params: int, by_type: dict[str, int], by_role: dict[str, int],
+          kept: set[str]) -> WeightSize:
+    """The WeightSize of stored bytes (every format builds it here); the note is written per
+    language by weight_bytes()."""
     total = sum(by_type.values())
-    params = spec.params
-    bits = 8 * total / params
-    return WeightSize(
-        quant=name,
-        total_bytes=total,
-        params=params,
-        bits_per_weight=bits,
-        by_type=by_type,
-        by_role=by_role,
-        kept_16bit=sorted(kept),
-        note="",  # written per language by weight_bytes()
-    )
+    return WeightSize(quant=name, total_bytes=total, params=params,
+                      bits_per_weight=8 * total / params, by_type=by_type, by_role=by_role,
+                      kept_16bit=sorted(kept), note="")
 
 
 def _stored_bytes(
@@ -785,15 +783,4 @@ def _gguf_size(spec: ModelSpec, name: str, imatrix: bool) -> WeightSize:
         params += t.elements
         if kind in UNQUANTIZED_GGUF_TYPES:
             kept.add(t.role)
-    total = sum(by_type.values())
-    bits = 8 * total / params
-    return WeightSize(
-        quant=name,
-        total_bytes=total,
-        params=params,
-        bits_per_weight=bits,
-        by_type=by_type,
-        by_role=by_role,
-        kept_16bit=sorted(kept),
-        note="",  # written per language by weight_bytes()
-    )
+    return _size(name, params, by_type, by_role, kept)

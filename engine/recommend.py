@@ -30,6 +30,7 @@ import re
 
 from engine import catalog, i18n, memory, runs
 from engine.architecture import ModelSpec
+from engine.catalog import GPUS_PER_SERVER
 from engine.cost import ASSUMED_EPOCH_TOKENS, break_even_phrase
 from engine.i18n import _, counted
 from engine.market import ACCESS_WORDS, STATUS_TEXT, WHERE_WORDS, market_word
@@ -38,7 +39,6 @@ from engine.request import Request
 from engine.schema import Alternative, Cost, Plan, Trial
 
 DEFAULT_EPOCH_TOKENS = ASSUMED_EPOCH_TOKENS  # the trial's epoch: the same assumption
-GPUS_PER_SERVER = 8
 NEAR_COST = 0.05  # costs this close are a tie: fewer servers, fewer cards, less time decide
 money = i18n.money
 

@@ -15,17 +15,12 @@ from engine.api_prices import compare
 from engine.architecture import ModelSpec
 from engine.bom import bill_of_materials
 from engine.capacity import at_capacity, capacity, largest_fit
+from engine.catalog import GPUS_PER_SERVER
 from engine.explain import assumptions, warnings
 from engine.i18n import _, counted
 from engine.launch import launch_for
 from engine.parse import build_request
-from engine.plan import (
-    DEFAULT_SERVING_FORMATS,
-    FORMAT_WORDS,
-    GPUS_PER_SERVER,
-    ranked_plans,
-    usable,
-)
+from engine.plan import DEFAULT_SERVING_FORMATS, FORMAT_WORDS, ranked_plans, usable
 from engine.prices import PriceBook, price_book
 from engine.reader import read
 from engine.request import LARGEST_MODEL, Draft, Request

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from engine import memory
 from engine.architecture import EXPERT_ROLES, ModelSpec, tensors
-from engine.catalog import GpuSpec
+from engine.catalog import GPUS_PER_SERVER, GpuSpec
 from engine.formats import compute_tflops, weight_path
 from engine.i18n import _, counted
 from engine.methods import MethodSpec
@@ -169,7 +169,6 @@ CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth
 # interruption (restart plus work since the last checkpoint).
 FAILURES_PER_GPU_HOUR = 2.0e-5
 HOURS_LOST_PER_FAILURE = 0.3
-GPUS_PER_SERVER = 8
 # Runs that span servers reach a smaller share of the single-server utilization than the
 # communication terms above explain (synchronization across hundreds of hosts, stragglers, data
 # loading, checkpoints, slower fabrics than modeled): published multi-server runs keep 0.65-0.90
