@@ -46,7 +46,9 @@ class Replies:
         """Post in the channel and return the message ts; if the bot is not a member, answer the
         asker privately instead (None)."""
         async def post() -> str:
-            resp = await self.client.chat_postMessage(channel=channel, blocks=blocks, text=text)
+            resp = await with_table_fallback(
+                lambda shown: self.client.chat_postMessage(channel=channel, blocks=shown,
+                                                           text=text), blocks)
             return str(resp["ts"])
 
         try:
@@ -90,11 +92,11 @@ class Replies:
 
     async def in_thread(self, channel: str, thread_ts: str, *, text: str,
                         blocks: list[dict[str, Any]] | None = None) -> str:
-        extra = {"blocks": blocks} if blocks is not None else {}
-
         async def post() -> str:
-            resp = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                                      text=text, **extra)
+            resp = await with_table_fallback(
+                lambda shown: self.client.chat_postMessage(
+                    channel=channel, thread_ts=thread_ts, text=text,
+                    **({"blocks": shown} if shown is not None else {})), blocks)
             return str(resp["ts"])
 
         return await jobs.once("in_thread", post)
@@ -112,8 +114,9 @@ class Replies:
     async def edit(self, channel: str, ts: str, *, blocks: list[dict[str, Any]],
                    text: str) -> None:
         """Replace a message's blocks (an answer refreshed, or retired without its buttons)."""
-        await jobs.once("edit", lambda: _none(self.client.chat_update(
-            channel=channel, ts=ts, text=text, blocks=blocks)))
+        await jobs.once("edit", lambda: _none(with_table_fallback(
+            lambda shown: self.client.chat_update(channel=channel, ts=ts, text=text,
+                                                  blocks=shown), blocks)))
 
     async def private(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
         note = Notice(text)
@@ -156,6 +159,20 @@ class Replies:
         await jobs.once("upload", lambda: _none(self.client.files_upload_v2(
             channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title,
             **extra)))
+
+
+async def with_table_fallback(send: Callable[[Any], Awaitable[Any]],
+                              blocks: list[dict[str, Any]] | None) -> Any:
+    """Send `blocks`; when Slack rejects them (`invalid_blocks`) and they hold a table, send
+    them again with the table as a narrow code block, so the answer is never lost to a client
+    or workspace that does not take table blocks."""
+    try:
+        return await send(blocks)
+    except SlackApiError as err:
+        if err.response.get("error") != "invalid_blocks" or not blockkit.has_table(blocks):
+            raise
+        SLACK_ERRORS.labels("invalid_blocks").inc()
+        return await send(blockkit.table_as_code(blocks or []))
 
 
 async def _none(call: Awaitable[Any]) -> None:

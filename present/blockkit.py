@@ -150,6 +150,32 @@ def without_actions(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def has_table(blocks: list[dict[str, Any]] | None) -> bool:
+    return any(block.get("type") == "table" for block in blocks or [])
+
+
+def table_as_code(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same message with each table block as a narrow code block (monospaced columns, the
+    first left-aligned, the rest right-aligned): what is posted when Slack rejects the table
+    block (`invalid_blocks`, a client or workspace without tables)."""
+    out = []
+    for block in blocks:
+        if block.get("type") != "table":
+            out.append(block)
+            continue
+        rows = [[str(cell.get("text", "")) for cell in row] for row in block.get("rows", [])]
+        widths = [max(len(row[i]) for row in rows if i < len(row))
+                  for i in range(max(map(len, rows), default=0))]
+        lines = ["  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i])
+                           for i, cell in enumerate(row)).rstrip() for row in rows]
+        text = truncate(mrkdwn("```\n" + "\n".join(lines) + "\n```"), 3000)
+        code = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+        if block.get("block_id"):
+            code["block_id"] = block["block_id"]
+        out.append(code)
+    return out
+
+
 def text_length(blocks: list[dict[str, Any]]) -> int:
     """Characters a reader sees in a message: headers, sections and their fields, table cells,
     context lines and button labels (what is behind a menu is not on the screen)."""

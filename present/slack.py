@@ -272,24 +272,43 @@ def _cards_field(plan: Plan) -> str:
     return line + "\n" + plan.strategy
 
 
-def _table(plans: list[Plan]) -> dict[str, Any]:
-    cur = next((p.cost.currency for p in plans if p.cost), "")
+TABLE_CARD_CHARS = 14  # a phone shows four columns when the card's name is this short
+
+
+def _ranked_cost(plan: Plan) -> str:
+    """The figure the ranking weighs, in the plan's own way: "4,511/mo", "39/run", "580k buy"
+    (amounts without the currency: the header cell names it)."""
+    c = plan.cost
+    if c is None or c.mode is None:
+        return "-"
 
     def amount(value: float | None) -> str:
-        return money(value, cur).replace(" " + cur, "") if value is not None else "-"
+        return money(value, c.currency).replace(" " + c.currency, "")
 
-    rows = [[_("card"), _("GPUs"), _("buy {currency}").format(currency=cur),
-             _("rent/mo"), _("speed")]]
+    if c.mode == "rent":
+        if c.job.hours is not None and c.job.rent is not None:
+            return _("{amount}/run").format(amount=amount(c.job.rent))
+        return _("{amount}/mo").format(amount=amount(c.rent.monthly))
+    return _("{amount} buy").format(amount=amount(c.buy.capex))
+
+
+def _table(plans: list[Plan], req: Request | None = None) -> dict[str, Any]:
+    """The options as four columns a phone shows without scrolling: card (short name; ⚠ tight
+    or short of the service level, ✗ does not fit), GPUs, the cost the ranking weighs and the
+    speed; the header cell of the ranking's column says it ranks."""
+    cur = next((p.cost.currency for p in plans if p.cost), "")
+    by_time = req is not None and req.goal == "time"
+    cost_head = _("{currency} ↑ cheapest").format(currency=cur) if not by_time else cur
+    speed_head = _("speed ↓ fastest") if by_time else _("speed")
+    rows = [[_("card"), _("GPUs"), cost_head, speed_head]]
     for p in plans[:CARD_ROWS]:
-        c = p.cost
-        name = short_card(p.gpu_display)
-        if p.verdict != "fits":
-            name += f" ({verdict_label(p)})"
-        elif p.service and not p.service.meets:
-            name += " " + _("(misses target)")
-        rows.append([name, str(p.gpus), amount(c.buy.capex if c else None),
-                     amount(c.rent.monthly if c else None), speed_summary(p, per_user=False)])
-    return {"rows": rows, "align": ["left", "right", "right", "right", "right"]}
+        name = short_card(p.gpu_display, TABLE_CARD_CHARS)
+        if p.verdict == "no":
+            name += " ✗"
+        elif p.verdict == "tight" or (p.service and not p.service.meets):
+            name += " ⚠"
+        rows.append([name, str(p.gpus), _ranked_cost(p), speed_summary(p, per_user=False)])
+    return {"rows": rows, "align": ["left", "right", "right", "right"]}
 
 
 def defaults_used(req: Request, given: Mapping[str, Any]) -> list[str]:
@@ -493,7 +512,7 @@ def answer_view(ans: Answer, ci: CardInput, *, req: Request | None = None,
         "change": change,
         "lead": _lead(ans, req),
         "fields": fields,
-        "table": _table(ans.plans) if len(ans.plans) > 1 and not ans.pinned else None,
+        "table": _table(ans.plans, req) if len(ans.plans) > 1 and not ans.pinned else None,
         "context": " · ".join(context),
         "buttons": buttons,
         "more": more,

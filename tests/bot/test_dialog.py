@@ -128,7 +128,7 @@ def test_main_answer_is_one_phone_screen(bot: Bot, slack: SlackStub,
     assert blocks[0]["text"]["text"].startswith("13B full fine-tune → ")
     table = blocks_of(slack.of("chat.postMessage")[0], "table")[0]
     assert [c["text"] for c in table["rows"][0]][:2] == ["card", "GPUs"]
-    assert len(table["rows"]) == 6 and all(len(r) == 5 for r in table["rows"])
+    assert len(table["rows"]) == 6 and all(len(r) == 4 for r in table["rows"])
     context = blocks[3]["elements"][0]["text"]
     assert context.startswith("<@U0ALICE> asked `/gpusize 13B full-finetune budget=150k`")
     assert "13B = generic Llama shape" in context and "defaults:" in context

@@ -237,3 +237,21 @@ def test_a_direct_message_is_answered_as_in_a_channel(bot: Bot, slack: SlackStub
     assert helped["thread_ts"] == "1700000100.000004" and "/gpusize" in texts(helped["blocks"])
     time.sleep(0.3)
     assert len(slack.of("chat.postMessage")) == 3
+
+
+def test_a_card_slack_rejects_is_posted_again_with_the_table_as_code(
+        bot: Bot, slack: SlackStub, redis_server: RedisServer) -> None:
+    slack.fail_next.append({"method": "chat.postMessage",
+                            "body": {"ok": False, "error": "invalid_blocks"}})
+    assert bot.command("13B full-finetune budget=150k")[0] == 200
+    first, second = slack.wait_for("chat.postMessage", 2)[:2]
+    assert any(b["type"] == "table" for b in first.body["blocks"])
+    fallback = second.body["blocks"]
+    assert not any(b["type"] == "table" for b in fallback)
+    code = next(b["text"]["text"] for b in fallback if "```" in (b.get("text") or {}).get(
+        "text", ""))
+    assert "card" in code and "GPUs" in code and max(map(len, code.split("\n"))) <= 50
+    # the rest of the card is as it was: verdict first, the buttons kept
+    assert fallback[0] == first.body["blocks"][0] and fallback[-1]["type"] == "actions"
+    assert second.body["text"] == first.body["text"]
+    redis_server.wait_for_conversation("1700000000.000001")

@@ -138,7 +138,7 @@ def test_card_shows_the_verdict_first() -> None:
     table = next(b for b in blocks if b["type"] == "table")
     header = [c["text"] for c in table["rows"][0]]
     assert header[:2] == ["card", "GPUs"] and len(table["rows"]) == 1 + min(5, len(ans.plans))
-    assert table["rows"][1][0]["text"] == slack.short_card(top.gpu_display)
+    assert table["rows"][1][0]["text"].startswith(slack.short_card(top.gpu_display, 14))
     context = next(b for b in blocks if b["block_id"].startswith("asked-"))["elements"][0]["text"]
     assert context.startswith("<@U0ALICE> asked `/gpusize llama-3.1-70b inference")
     assert "defaults:" in context and "China market" in context and "d old" in context
@@ -260,3 +260,24 @@ def test_long_text_splits_on_lines_after_escaping(lines: list[str]) -> None:
     assert all(p.count("```") % 2 == 0 for p in parts)  # a code block is closed in each part
     joined = "".join(parts).replace("```", "").replace("\n", "")
     assert joined == text.replace("```", "").replace("\n", "")  # nothing lost
+
+
+@pytest.mark.parametrize(("query", "lang"), PHONE)
+def test_the_options_table_fits_a_phone(query: str, lang: str) -> None:
+    """Four columns (card, GPUs, the ranked cost, speed) of short cells: about 40 characters a
+    row, what a phone shows without scrolling; the ranking's column says so in its header."""
+    with language(lang):
+        _ans, blocks, _ci = card(query)
+    table = next(b for b in blocks if b["type"] == "table")
+    rows = [[c["text"] for c in row] for row in table["rows"]]
+    assert all(len(row) == 4 for row in rows)
+    assert max(sum(len(cell) for cell in row) for row in rows[1:]) <= 42, rows
+    header = " ".join(rows[0])
+    assert ("↑" in header) != ("↓" in header)  # one column is the ranking, and says so
+    # the fallback a client without tables gets: the same rows, monospaced, still narrow
+    code = blockkit.table_as_code(blocks)
+    assert not blockkit.has_table(code) and len(code) == len(blocks)
+    fenced = next(b["text"]["text"] for b in code if "```" in b.get("text", {}).get("text", ""))
+    lines = fenced.strip("`").strip("\n").split("\n")
+    assert len(lines) == len(rows) and max(len(line) for line in lines) <= 50, lines
+    check_blocks(code)
