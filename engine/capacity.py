@@ -38,6 +38,7 @@ CONTEXT_STEP = 1024  # the longest context is found to the nearest 1k tokens
 LARGEST_METHODS = ("full-finetune", "lora", "qlora")
 RECIPE_KNOBS = (("checkpointing", ("none", "selective", "full")), ("batch", (1, 2, 4, 8)),
                 ("offload", ("none", "optimizer")))
+ZERO_STAGES = (0, 1, 2, 3)  # DDP, then ZeRO-1/2/3 (FSDP): sharding is a recipe knob on several cards
 LIMITS = {"kv-memory": N_("KV cache memory"), "bandwidth": N_("memory bandwidth (decode)"),
           "compute": N_("compute (decode)"), "prefill": N_("prefill compute (first token)"),
           "cap": N_("the 100,000-user bound")}
@@ -215,8 +216,9 @@ def _k(tokens: int) -> str:
 
 
 def runs(req: Request, plan: Plan | None) -> bool:
-    """Training: the forward answer runs on the box; serving: it also meets the service level."""
-    if req.is_serving:
+    """The forward answer runs on the box and, serving, meets the service level; training with
+    tokens=, meets the deadline."""
+    if req.is_serving or req.tokens is not None:
         return meets(plan)
     return plan is not None and plan.verdict != "no"
 
@@ -229,7 +231,7 @@ def largest_fit(req: Request, today: date, book: PriceBook,
     models = sorted(catalog.models().values(), key=lambda m: (-m.params, m.name))
     failures: list[tuple[ModelSpec, Plan | None]] = []
     for model in models:
-        probe = prepare(model, _at(req, model=model.name, tokens=None,
+        probe = prepare(model, _at(req, model=model.name,
                                    quant=req.quant if req.is_serving else None))
         plan = forward_answer(model, today, book)(probe)
         if not runs(req, plan):
@@ -242,16 +244,17 @@ def largest_fit(req: Request, today: date, book: PriceBook,
             verdict=plan.verdict, tokens_per_s=(plan.speed.decode_tokens_per_s if req.is_serving
                                                 else plan.speed.train_tokens_per_s),
             next_model=bigger[0].name if bigger else None,
-            limit=_why_not(bigger[0], bigger[1]) if bigger else _("the largest catalog model")
+            limit=_why_not(req, *bigger) if bigger else _("the largest catalog model")
         ), model
     smallest = failures[-1] if failures else None
     return ModelFit.build(method=req.method, model=None,
                           next_model=smallest[0].name if smallest else None,
-                          limit=_why_not(*smallest) if smallest else ""), None
+                          limit=_why_not(req, *smallest) if smallest else ""), None
 
 
-def _why_not(model: ModelSpec, plan: Plan | None) -> str:
-    """Why a model's forward answer on the box does not run (or misses the service level)."""
+def _why_not(req: Request, model: ModelSpec, plan: Plan | None) -> str:
+    """Why a model's forward answer on the box does not run (or misses the service level or the
+    deadline)."""
     size = model.params / 1e9
     if plan is None:
         return _("{model} ({size:.1f}B) has no valid sharding on these cards").format(
@@ -262,6 +265,9 @@ def _why_not(model: ModelSpec, plan: Plan | None) -> str:
                  "card").format(model=model.display, size=size, need=m.total / GIB,
                                 card=m.capacity / GIB)
     misses = _("; ").join(plan.service.misses) if plan.service and plan.service.misses else ""
+    if req.is_training:
+        return _("{model} ({size:.1f}B) runs but misses the deadline: {misses}").format(
+            model=model.display, size=size, misses=misses or _("too slow"))
     return _("{model} ({size:.1f}B) runs but misses the service level: {misses}").format(
         model=model.display, size=size, misses=misses or _("too slow"))
 
@@ -281,12 +287,21 @@ def training_capacity(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
              for f in largest]
     text = _("{box} trains {list}").format(box=box, list=_("; ").join(parts))
     fastest_limit = ""
+    tight = None
     if fastest is not None:
         text += _("; {model} fastest with {change} at {rate:,.0f} tokens/s").format(
             model=spec.display, change=fastest.change, rate=fastest.tokens_per_s)
         fastest_limit = _faster_limit(spec, req, fastest, today, book)
+        tight = next((r for r in recipes if r.verdict == "tight"), None)
+        if fastest.verdict == "fits" and tight is not None and \
+                tight.tokens_per_s > fastest.tokens_per_s:
+            fastest_limit = _("faster, but only tight (under the headroom kept): {change} at "
+                              "{rate:,.0f} tokens/s").format(change=tight.change,
+                                                              rate=tight.tokens_per_s) + _("; ") \
+                + fastest_limit
+    shown = recipes[:5] + [r for r in recipes[5:] if r is tight]
     return Capacity.build(gpu=gpu.name, gpus=req.gpus or 1, largest=largest, fastest=fastest,
-                          recipes=recipes[:5], fastest_limit=fastest_limit, text=text)
+                          recipes=shown, fastest_limit=fastest_limit, text=text)
 
 
 def _faster_limit(spec: ModelSpec, req: Request, fastest: Recipe, today: date,
@@ -305,7 +320,8 @@ def _faster_limit(spec: ModelSpec, req: Request, fastest: Recipe, today: date,
     forward = forward_answer(spec, today, book)
     for step in steps:
         knobs = {"checkpointing": checkpointing, "batch": s.batch or 1,
-                 "offload": s.offload or "none", **step}
+                 "offload": s.offload or "none", "zero": s.zero if (req.gpus or 1) > 1 else None,
+                 **step}
         plan = forward(_at(req, **knobs))
         name = ", ".join(f"{k}={v}" for k, v in step.items())
         if plan is None or plan.verdict == "no":
@@ -325,26 +341,50 @@ def _faster_limit(spec: ModelSpec, req: Request, fastest: Recipe, today: date,
 
 def fastest_recipes(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
                     book: PriceBook) -> list[Recipe]:
-    """Recipes of the asked method that run on the box, fastest first."""
+    """Recipes of the asked method that run on the box, fastest first: those that fit with the
+    headroom kept before those that run only tight. On several cards the sharding is a knob too
+    (the forward answer's own choice and each ZeRO stage), unless zero= was given."""
     forward = forward_answer(spec, today, book)
+    zeros: tuple[int | None, ...] = ((None, *ZERO_STAGES) if (req.gpus or 1) > 1
+                                     and req.zero is None else (req.zero,))
     found: list[Recipe] = []
-    for checkpointing in RECIPE_KNOBS[0][1]:
-        for batch in RECIPE_KNOBS[1][1]:
-            for offload in RECIPE_KNOBS[2][1]:
-                if offload != "none" and (checkpointing, batch) in {
-                        (r.settings.checkpointing, r.settings.batch) for r in found}:
-                    continue  # offloading pays only where the recipe does not run without it
-                plan = forward(_at(req, checkpointing=checkpointing, batch=batch,
-                                   offload=offload))
-                if plan is None or plan.verdict == "no" or not plan.speed.train_tokens_per_s:
-                    continue
-                change = _("checkpointing={ck}, batch={batch}, offload={off}").format(
-                    ck=checkpointing, batch=batch, off=offload)
-                found.append(Recipe.build(change=change, settings=plan.settings,
-                                          tokens_per_s=plan.speed.train_tokens_per_s,
-                                          verdict=plan.verdict))
+    seen: set[tuple[object, ...]] = set()
+    for zero in zeros:
+        for checkpointing in RECIPE_KNOBS[0][1]:
+            for batch in RECIPE_KNOBS[1][1]:
+                for offload in RECIPE_KNOBS[2][1]:
+                    if offload != "none" and any(
+                            (r.settings.checkpointing, r.settings.batch) == (checkpointing, batch)
+                            and (zero is None or r.settings.zero == zero) for r in found):
+                        continue  # offloading pays only where the recipe does not run without it
+                    plan = forward(_at(req, checkpointing=checkpointing, batch=batch,
+                                       offload=offload, zero=zero))
+                    if (plan is None or plan.verdict == "no"
+                            or not plan.speed.train_tokens_per_s):
+                        continue
+                    st = plan.settings
+                    key = (st.zero, st.tp, st.pp, st.checkpointing, st.batch, st.offload)
+                    if key in seen:
+                        continue  # the forward answer's own choice, found again as a stage
+                    seen.add(key)
+                    found.append(Recipe.build(change=recipe_words(plan, req),
+                                              settings=plan.settings,
+                                              tokens_per_s=plan.speed.train_tokens_per_s,
+                                              verdict=plan.verdict))
     found.sort(key=lambda r: (r.verdict != "fits", -r.tokens_per_s))
     return found
+
+
+def recipe_words(plan: Plan, req: Request) -> str:
+    """The recipe as the key=value words that ask for it."""
+    st = plan.settings
+    words = []
+    if (req.gpus or 1) > 1:
+        if st.tp > 1:
+            words.append(f"tp={st.tp}")
+        words.append(f"zero={st.zero or 0}")
+    words += [f"checkpointing={st.checkpointing}", f"batch={st.batch}", f"offload={st.offload}"]
+    return " ".join(words)
 
 
 def at_capacity(spec: ModelSpec, req: Request, cap: Capacity | None, today: date,

@@ -205,10 +205,48 @@ def test_no_step_from_the_fastest_recipe_is_faster_and_as_safe(text: str) -> Non
     safety = {"fits": 0, "tight": 1, "no": 2}
     for step in steps:
         knobs = {"checkpointing": s.checkpointing, "batch": s.batch, "offload": s.offload,
-                 **step}
+                 "zero": s.zero if parse(text).gpus > 1 else None, **step}
         plan = forward(text, **knobs)
         if plan is None or plan.verdict == "no":
             assert "batch" not in step or f"batch={step['batch']}" in cap.fastest_limit
             continue
         if safety[plan.verdict] <= safety[cap.fastest.verdict]:
             assert (plan.speed.train_tokens_per_s or 0) <= cap.fastest.tokens_per_s + 1e-6, step
+
+
+@pytest.mark.parametrize("text", ["gpt-oss-20b lora gpu=4090 gpus=8",
+                                  "llama-3.1-8b full-finetune gpu=a100-80gb gpus=4"])
+def test_sharding_is_a_recipe_knob_and_a_faster_tight_one_is_said(text: str) -> None:
+    """On several cards each ZeRO stage is tried; the fastest recipe that fits comes first, and a
+    faster one that runs only tight is named beside it, as its forward answer has it."""
+    cap = engine.ask(text, today=TODAY).capacity
+    assert cap is not None and cap.fastest is not None
+    fits = [r for r in cap.recipes if r.verdict == "fits"]
+    assert cap.fastest.tokens_per_s == max(r.tokens_per_s for r in fits)
+    for stage in (0, 1, 2, 3):
+        plan = forward(text, zero=stage, checkpointing=cap.fastest.settings.checkpointing,
+                       batch=cap.fastest.settings.batch, offload=cap.fastest.settings.offload)
+        if plan is not None and plan.verdict == "fits":
+            assert (plan.speed.train_tokens_per_s or 0) <= cap.fastest.tokens_per_s + 1e-6
+    tight = [r for r in cap.recipes if r.verdict == "tight"]
+    if tight and max(r.tokens_per_s for r in tight) > cap.fastest.tokens_per_s:
+        best = max(tight, key=lambda r: r.tokens_per_s)
+        assert best.change in cap.fastest_limit
+        again = forward(text, zero=best.settings.zero, checkpointing=best.settings.checkpointing,
+                        batch=best.settings.batch, offload=best.settings.offload)
+        assert again is not None and again.verdict == "tight"
+        assert again.speed.train_tokens_per_s == pytest.approx(best.tokens_per_s)
+    assert len({r.settings.zero for r in cap.recipes}) > 1 or tight  # the stages were tried
+
+
+def test_with_a_deadline_the_largest_is_the_largest_that_meets_it() -> None:
+    box = "gpu=4090 gpus=8 tokens=1B days=3"
+    ans = engine.ask(f"largest lora {box}", today=TODAY)
+    cap = ans.capacity
+    assert cap is not None
+    fit = next(f for f in cap.largest if f.method == "lora")
+    assert fit.model == ans.model.name and meets(_train(fit.model, "lora", box))
+    for model in catalog.models().values():
+        if model.params > (fit.params or 0):
+            assert not meets(_train(model.name, "lora", box)), model.name
+    assert fit.next_model is not None and ("3 days" in fit.limit or "GiB" in fit.limit)
