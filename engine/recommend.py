@@ -202,7 +202,14 @@ def speed_clause(plan: Plan, req: Request) -> str | None:
         return _("the {tokens} tokens take {days:,.1f} days ({hours:,.0f} h)").format(
             tokens=tokens_text(req.tokens), days=sp.train_hours / 24, hours=sp.train_hours)
     if sp.train_tokens_per_s:
-        return _("trains at about {rate:,.0f} tokens/s").format(rate=sp.train_tokens_per_s)
+        text = _("trains at about {rate:,.0f} tokens/s").format(rate=sp.train_tokens_per_s)
+        job = plan.cost.job if plan.cost else None
+        if req.spec.pretraining and job is not None and job.hours and job.tokens:
+            # pre-training's assumed tokens make a run of a known length: say it, a buyer
+            # should see a six-year run before the price of its cards
+            text += _(" (the assumed {tokens} tokens take {days:,.0f} days)").format(
+                tokens=tokens_text(job.tokens), days=job.hours / 24)
+        return text
     return None
 
 
@@ -283,6 +290,14 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
                                           monthly=money(c.buy.monthly_total, c.currency)))
         if c.stale_purchases:
             out.append(stale_purchase_text(c))
+        if (c.budget is not None and c.rent_horizon_total is not None
+                and c.rent_horizon_total > c.budget):
+            # bought because renting the whole job would not fit the budget, whatever the
+            # break-even says about a month of use
+            out.append(_("bought, not rented: renting {span} would cost {rent}, over the budget"
+                         ).format(span=_job_text(plan, req) if req.is_training else _(
+                             "over {months} months").format(months=req.months),
+                                  rent=money(c.rent_horizon_total, c.currency)))
     elif c.mode == "rent":
         out += rent_clause(plan, req)
     else:
@@ -359,6 +374,7 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
 def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
     """How much the recommendation saves against the next plan, or why it costs more."""
     c, o = plan.cost, other.cost
+    by_run = False
     if c.within_budget and o.within_budget is False:
         # the budget ranks before cost: what the next plan costs per token is beside the point
         return [_("the next option ({other}) is over the budget").format(
@@ -367,6 +383,7 @@ def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
             c.mode == "rent" and o.mode == "rent"):
         mine, theirs = c.job.rent, o.job.rent
         span = _("for the run")
+        by_run = True
     elif req.is_training and plan.speed.train_tokens_per_s and other.speed.train_tokens_per_s:
         # the ranking's own measure: what a token trained costs, owning or renting over months=
         mine, theirs = cost_metric(plan, req), cost_metric(other, req)
@@ -389,24 +406,30 @@ def _compare(plan: Plan, other: Plan, req: Request) -> list[str]:
     name = f"{other.gpus} x {other.gpu_display}"
     if near_cost(mine, theirs):
         return [_("about the same cost {span} as {other}, which is {why}").format(
-            span=span, other=name, why=_why_not(other, req, plan))]
+            span=span, other=name, why=_why_not(other, req, plan, by_run=by_run))]
     if theirs >= mine:
         return [_("{amount} less {span} than the next option ({other})").format(
             amount=money(theirs - mine, c.currency), span=span, other=name)]
     return [_("{amount} more {span} than {other}, which is {why}").format(
         amount=money(mine - theirs, c.currency), span=span, other=name,
-        why=_why_not(other, req, plan))]
+        why=_why_not(other, req, plan, by_run=by_run))]
 
 
-def _why_not(plan: Plan, req: Request, chosen: Plan | None = None) -> str:
-    """Why `plan` ranks after `chosen`, in the order rank_plans weighs it."""
+def _why_not(plan: Plan, req: Request, chosen: Plan | None = None, *,
+             by_run: bool = False) -> str:
+    """Why `plan` ranks after `chosen`, in the order rank_plans weighs it. `by_run`: the sentence
+    compared the two by the run's rent, so a per-token reason names its own basis (the cost of
+    owning or renting over months=), and 'about the same for the run' never meets a bare
+    'dearer'."""
     c = plan.cost
     if c is not None and c.within_budget is False:
         return _("over the budget")
+    mine = cost_metric(chosen, req) if chosen is not None else math.inf
+    theirs = cost_metric(plan, req)
     if chosen is not None and req.is_training and req.goal == "cost" and (
-            cost_metric(plan, req) > cost_metric(chosen, req)) and not near_cost(
-            cost_metric(plan, req), cost_metric(chosen, req)):
-        return _("dearer per token trained")
+            theirs > mine) and not near_cost(theirs, mine):
+        return (_("dearer per token trained over {months} months of use").format(
+            months=req.months) if by_run else _("dearer per token trained"))
     if servers(plan) > 1 and (chosen is None or servers(chosen) < servers(plan)):
         return (_("more than one server") if chosen is None or servers(chosen) == 1
                 else _("more servers ({theirs} against {mine})").format(
@@ -418,8 +441,10 @@ def _why_not(plan: Plan, req: Request, chosen: Plan | None = None) -> str:
     if chosen is not None and plan.gpus > chosen.gpus:
         return _("more cards")
     if chosen is not None:
-        return _("slower") if time_metric(plan, req) > time_metric(chosen, req) else _(
-            "dearer per token")
+        if time_metric(plan, req) > time_metric(chosen, req):
+            return _("slower")
+        # the last tie-breaks: cost within the tie, then the card's name
+        return _("a little dearer") if theirs > mine else _("an exact tie, listed second")
     return _("slower") if time_metric(plan, req) > 0 or req.is_serving else _("dearer per token")
 
 

@@ -285,15 +285,30 @@ def test_pretraining_takes_the_full_server_when_it_costs_the_same() -> None:
 
 
 @pytest.mark.parametrize("query", ["70B full-finetune budget=2m mode=buy", "13B lora",
-                                   "8B lora", "70B serve users=20", "7B full-finetune"])
+                                   "8B lora", "70B serve users=20", "7B full-finetune",
+                                   "deepseek-r1 inference mode=buy",
+                                   "qwen3-30b-a3b full-finetune market=global"])
 def test_a_tie_is_never_also_a_reason(query: str) -> None:
     """'about the same cost per token trained as X, which is dearer per token trained' said one
-    thing and its opposite: one test (near_cost) decides both."""
+    thing and its opposite: one test (near_cost) decides both, and a tie on the run's rent
+    names the basis on which the other is dearer."""
     for lang in ("en", "zh"):
         with i18n.language(lang):
             text = ask(query).recommendation
-        assert not re.search(r"about the same cost[^;]*which is dearer", text), text
-        assert not re.search(r"成本[^；]*相当[^；]*更贵", text), text
+        assert not re.search(r"about the same cost[^;]*which is dearer per token(?: trained)?"
+                             r"[.;]", text), text
+        assert not re.search(r"成本[^；]*相当[^；]*但后者每训练 token 更贵", text), text
+
+
+def test_bought_against_the_break_even_says_the_budget_is_why() -> None:
+    """'Buy 1 x H20 ...; renting stays cheaper at any use' read as a contradiction: the budget
+    pays for the card, not for renting the whole run; and the run's length is said."""
+    ans = ask("13B pretrain budget=150k")
+    c = ans.plans[0].cost
+    if c.mode == "buy" and c.rent_horizon_total and c.rent_horizon_total > c.budget:
+        assert "bought, not rented" in ans.recommendation
+        assert i18n.money(c.rent_horizon_total, c.currency) in ans.recommendation
+    assert re.search(r"the assumed 260B tokens take [\d,]+ days", ans.recommendation)
 
 
 def test_ranking_ties_are_stable_whatever_the_catalogs_order() -> None:
