@@ -388,11 +388,12 @@ def recipe_words(plan: Plan, req: Request) -> str:
 
 
 def at_capacity(spec: ModelSpec, req: Request, cap: Capacity | None, today: date,
-                book: PriceBook) -> tuple[Request, Plan] | None:
-    """A serving box asked about without users=: the request and forward plan at the most users
-    it serves at the context asked (what the commands launch, and what its API comparison
-    serves typical requests with)."""
-    if cap is None or not req.is_serving or "users" in req.model_fields_set or not cap.rows:
+                book: PriceBook, users_given: bool) -> tuple[Request, Plan] | None:
+    """A serving box asked about without users= (`users_given`: the asker gave them; users
+    requests= implies do not count): the request and forward plan at the most users it serves
+    at the context asked (what the commands launch, and what its API comparison serves the
+    traffic, or typical requests, with: the box is paid for whole)."""
+    if cap is None or not req.is_serving or users_given or not cap.rows:
         return None
     rows = [r for r in cap.rows if r.context <= req.context and r.users] or \
         [r for r in cap.rows if r.users]

@@ -237,19 +237,19 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
         lead = recommend.unobtainable_text(top, req)
         text = lead + recommend.sentence_gap(lead) + text
     box = capacity(spec, asked, today, book, prepared, original, largest)
-    full = at_capacity(spec, asked, box, today, book)
+    full = at_capacity(spec, asked, box, today, book, "users" in original.model_fields_set)
     if full is not None and plans:  # a box you own: its worth against an API at what it carries
         full_req, full_plan = full
         full_req = request_of(full_req, full_plan)
-        # the launched box serves typical requests (those requests= would assume), not its
-        # whole context split in two
+        # the launched box serves the traffic's requests, else typical ones (those requests=
+        # would assume), not its whole context split in two
         prompt, answer = request_lengths(asked)
         typical = full_req.model_copy(update={"prompt": prompt, "output": answer})
         api = compare(full_plan, spec, typical, book, today, asked)
         if api is not None:
             api.notes.insert(0, _("compared at the box's capacity as launched below ({users} at "
-                                  "once, up to {context:,} tokens each), serving typical "
-                                  "requests of {prompt:,} tokens in and {answer:,} out").format(
+                                  "once, up to {context:,} tokens each), for requests of "
+                                  "{prompt:,} tokens in and {answer:,} out").format(
                 users=counted(full_req.users, "user"), context=full_req.context,
                 prompt=prompt, answer=answer))
             gpu = catalog.gpus()[full_plan.gpu]

@@ -107,14 +107,16 @@ def test_rows_go_stale() -> None:
 
 BOXES = ("llama-3.1-8b inference gpu=4090 gpus=1", "qwen3-32b inference gpu=4090 gpus=8",
          "qwen2.5-7b inference gpu=l20 gpus=1 prompt=2000 output=500",
-         "qwen2.5-72b inference quant=awq gpu=a100-80gb gpus=2 context=8k")
+         "qwen2.5-72b inference quant=awq gpu=a100-80gb gpus=2 context=8k",
+         # traffic on a box: the box is paid for whole, so it is compared at all it carries
+         "qwen3-32b inference gpu=4090 gpus=8 requests=10k prompt=2k output=500")
 
 
 @pytest.mark.parametrize("text", BOXES)
 def test_a_box_is_compared_serving_typical_requests_at_its_launched_capacity(text: str) -> None:
-    """Without requests=, a box is compared as launched (the most users at the context asked,
-    from the reverse answer) serving the request requests= would assume, not its whole
-    context split in two."""
+    """A box is compared as launched (the most users at the context asked, from the reverse
+    answer, even when requests= implies fewer) serving the traffic's requests, else the one
+    requests= would assume, not its whole context split in two."""
     ans = engine.ask(text, today=TODAY)
     plan = ans.plans[0]
     api = plan.api
