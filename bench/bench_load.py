@@ -321,7 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         server = serve_http(recording_handler(stub, posted), port=stub.port)
         env = {"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET, "REDIS_URL": redis.url,
                "SLACK_API_URL": stub.url, "GPUSIZE_WORKERS": str(args.workers),
-               "DIGEST_SCHEDULER": "false"}  # as deployed: the CronJob triggers digests
+               "DIGEST_SCHEDULER": "false",  # as deployed: the CronJob triggers digests
+               # a crowd simulated by 7 user ids: the per-member thread cap is for one person
+               "THREAD_LIMIT_PER_HOUR": "10000"}
         bots: list[Bot] = []
         monitor = None
         try:

@@ -91,7 +91,8 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
         replies=replies, store=store, prices=prices, intake=intake, cards=cards, dialog=dialog,
         details=details, presses=Presses(replies, store, dialog, details), digests=digests,
         languages=languages, jobs=jobs, home=home,
-        chart_limit=Limit("chart", settings.chart_limit_per_minute, 60)))
+        chart_limit=Limit("chart", settings.chart_limit_per_minute, 60),
+        thread_limit=Limit("thread", settings.thread_limit_per_hour, 3600)))
     return app, jobs
 
 

@@ -38,6 +38,11 @@ class Verdict:
     retry_after_s: int
 
 
+def minutes(verdict: Verdict) -> int:
+    """The wait a refusal names, in whole minutes (at least one)."""
+    return max(1, -(-verdict.retry_after_s // 60))
+
+
 async def allow(redis: Redis, *, limit: Limit, team: str, subject: str) -> Verdict:
     """Count one attempt of `limit` by `subject` (a user id, or "workspace") in `team`."""
     try:

@@ -46,3 +46,4 @@ class Parts:
     jobs: Jobs
     home: Home  # App Home: the person's tab
     chart_limit: Limit  # charts one person may ask for a minute
+    thread_limit: Limit  # new threads (slash questions, mentions) one person may open an hour

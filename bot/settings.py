@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     job_max_in_flight: int = Field(8, ge=1, le=256, description="jobs run at once per process")
     job_max_per_user: int = Field(2, ge=1, le=64, description="jobs run at once per user")
     chart_limit_per_minute: int = Field(6, ge=1, le=1000, description="charts per user a minute")
+    # A person asks a few questions an hour; a script opened 500 threads in 4 s (issue 26).
+    thread_limit_per_hour: int = Field(30, ge=1, le=10_000,
+                                       description="new threads (questions) one member opens an hour")
     chart_cache_s: int = Field(120, ge=0, le=86400, description="how long a chart PNG is reused")
 
     @property

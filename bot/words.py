@@ -33,6 +33,8 @@ STATE_DOWN = N_("I could not save this conversation right now, so replies in thi
 # -- sub-commands and charts (bot/listeners)
 STORE_DOWN = N_("Prices and digests live in Redis, which is not answering right now; try again "
                 "soon.")
+TOO_MANY_THREADS = N_("That is more new threads than one person opens: at most {count} an hour. "
+                      "Ask in one of your open threads, or try again in {minutes} min.")
 TOO_MANY_CHARTS = N_("That is more charts than I draw for one person: at most {count} a minute. "
                      "The ones already in the thread are still there; try again in {seconds} s.")
 

@@ -17,13 +17,13 @@ from typing import Any
 from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 
-from bot import keys
+from bot import keys, limits
 from bot.jobs import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts
-from bot.words import failure_text
-from engine.i18n import set_language
+from bot.words import TOO_MANY_THREADS, failure_text
+from engine.i18n import _, set_language
 from engine.parse import read_reply
 from present.blockkit import clean_input
 
@@ -130,6 +130,10 @@ def run_mention(parts: Parts) -> Handler:
             if p["thread_ts"] and p["thread_ts"] != ts:
                 await parts.dialog.follow_up(team=p["team"], channel=channel, thread_ts=p["thread_ts"],
                                        user=p["user"], text=clean_input(p["text"]))
+            elif not (verdict := await limits.allow(parts.store.redis, limit=parts.thread_limit,
+                                                     team=p["team"], subject=p["user"])).allowed:
+                await parts.replies.private(channel, p["user"], _(TOO_MANY_THREADS).format(
+                    count=parts.thread_limit.count, minutes=limits.minutes(verdict)), ts)
             else:
                 await parts.dialog.mention_start(team=p["team"], channel=channel, ts=ts,
                                            user=p["user"], text=clean_input(p["text"]))
