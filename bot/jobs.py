@@ -3,16 +3,23 @@
 Every piece of work a listener acknowledges (a sizing command, a thread reply or mention, a
 button press) is first recorded as a job in a Redis stream, in one Lua script that also sets the
 request's dedupe keys: a retried or replayed request is dropped only when its job is durably
-there. A consumer task in each bot process reads the stream through a consumer group, runs jobs
-fairly (round-robin across users, at most `per_user` each and `max_in_flight` in all) and XACKs
-each when done. A job held by a process that died or stopped is taken over by any other one
-(XAUTOCLAIM) once it has been idle for `claim_idle_s`; a live process keeps the claims it holds
-fresh (XCLAIM JUSTID) so a long job is never taken from under it.
+there. A recording Redis does not confirm in time is held in the process's outbox and
+resubmitted with the same keys until it does. A consumer task in each bot process reads the
+stream through a consumer group, runs jobs fairly (round-robin across users, at most `per_user`
+each and `max_in_flight` in all) and XACKs each when done. A job held by a process that died or
+stopped is taken over by any other one (XAUTOCLAIM) once it has been idle for `claim_idle_s`; a
+live process keeps the claims it holds fresh (XCLAIM JUSTID) so a long job is never taken from
+under it.
 
 At least once, answered once: a job may run again after a crash, so each Slack side effect and
 each conversation-store write inside a job is memoized per (job id, step) in a Redis hash
-(`once`, `slot`): a re-run replays what the first run did instead of doing it again. The one
-window left is a crash between Slack's reply and the memo write (docs/RELIABILITY.md).
+(`once`, `slot`): a re-run replays what the first run did instead of doing it again. A post
+(`posted_once`) first records its intent in that hash and carries the job id and step in its
+message metadata; a re-run that finds an intent without a result looks for the marked message in
+the channel or thread before posting, so a crash between Slack's reply and the memo write posts
+nothing twice. When the intent cannot be recorded (Redis gone) nothing is posted: the job is
+deferred, its slot freed, and run again later. A finished job leaves a done-marker (set with its
+XACK, one transaction) so a replayed entry of it is acknowledged without running again.
 """
 
 from __future__ import annotations
@@ -52,6 +59,10 @@ JOB_WAIT_SECONDS = Histogram("gpusize_job_wait_seconds", "from the ack to the jo
                              buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
                                       30))
 MEMO_TTL_S = 86400  # a job's memo outlives any retry of it; deleted as soon as it is done
+DONE_TTL_S = 86400  # a finished job's marker: a replay of its entry within a day is not re-run
+MARK_EVENT = "gpusize_job"  # message metadata event type: which job and step posted a message
+MAX_DEFERRALS = 40  # a job deferred (Redis gone, Slack rate limit) more often is given up
+DEFER_MAX_S = 30.0  # the longest pause between two tries of a deferred job
 DEAD_CONSUMER_IDLE_MS = 3_600_000
 MAX_ATTEMPTS = 3  # a job that took its process down three times is dropped with an apology
 RECORDED_TTL_S = 3600  # a job's own dedupe key: resubmitting it from the outbox is idempotent
@@ -121,6 +132,12 @@ class Held:
 # -- memoized steps --------------------------------------------------------------------------------
 
 
+class JobDeferred(RedisError):
+    """Raised inside a job that must stop now and run again later (its intent could not be
+    recorded, or Slack asked it to wait): nothing more is posted in this run. A RedisError, so
+    handlers treat it as the store being down; their apology is not posted either."""
+
+
 @dataclass
 class JobContext:
     """The job running in this task: its memo (loaded at start on a re-run) and step counter."""
@@ -130,6 +147,8 @@ class JobContext:
     attempt: int
     memo: dict[str, str] = field(default_factory=dict)
     steps: int = 0
+    durable: bool = True  # recorded in the stream (False: run here because Redis was gone)
+    defer_s: float | None = None  # set: stop, and run the job again after this long
 
     @property
     def memo_key(self) -> str:
@@ -138,6 +157,62 @@ class JobContext:
     def next_step(self, what: str) -> str:
         self.steps += 1
         return f"{self.steps}:{what}"
+
+    def defer(self, seconds: float, why: str) -> JobDeferred:
+        """Stop this run; the job runs again after `seconds` (the longest asked for wins)."""
+        self.defer_s = max(self.defer_s or 0.0, seconds)
+        return JobDeferred(why)
+
+    def check_deferred(self) -> None:
+        if self.defer_s is not None:
+            raise JobDeferred("deferred")
+
+    async def remember(self, step: str, result: Any) -> None:
+        """Memoize a step's result; retried briefly (a re-run without it looks in Slack)."""
+        encoded = json.dumps(result)
+        self.memo[step] = encoded
+        await self._write(step, encoded, tries=3)
+
+    async def record_intent(self, step: str) -> None:
+        """Before a post: record that it is about to happen, or post nothing (deferred)."""
+        field = intent_field(step)
+        self.memo[field] = str(time.time())
+        try:
+            await self._write(field, self.memo[field], tries=1, raise_=True)
+        except (RedisError, OSError) as err:
+            del self.memo[field]
+            if out_of_memory(err):  # full: post without it (answering beats a loop of refusals)
+                log.warning("job %s: intent of %s not recorded (Redis full)", self.job_id, step)
+                return
+            raise self.defer(1.0, "intent not recorded") from err
+
+    async def _write(self, field: str, value: str, *, tries: int, raise_: bool = False) -> None:
+        for n in range(tries):
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    pipe.hset(self.memo_key, field, value)
+                    pipe.expire(self.memo_key, MEMO_TTL_S)
+                    await pipe.execute()
+                return
+            except (RedisError, OSError):
+                if raise_ and n == tries - 1:
+                    raise
+                if n < tries - 1:
+                    await asyncio.sleep(0.2 * (n + 1))
+        log.warning("job %s: step %s not memoized (Redis)", self.job_id, field)
+
+
+def intent_field(step: str) -> str:
+    return f"{step}?"
+
+
+def marker_of(message: dict[str, Any]) -> tuple[str, str] | None:
+    """(job id, step) of a message the bot posted inside a job, from its metadata."""
+    meta = message.get("metadata") or {}
+    payload = meta.get("event_payload") or {}
+    if meta.get("event_type") != MARK_EVENT or not isinstance(payload, dict):
+        return None
+    return str(payload.get("job", "")), str(payload.get("step", ""))
 
 
 CURRENT: contextvars.ContextVar[JobContext | None] = contextvars.ContextVar("job", default=None)
@@ -164,25 +239,49 @@ def slot(what: str) -> Slot | None:
 
 async def once(what: str, call: Callable[[], Awaitable[T]]) -> T:
     """Run a side effect (a Slack call) once per job step: a re-run of the job gets what the
-    first run got (a message ts, or None) without calling Slack again. The result must be JSON."""
+    first run got (a message ts, or None) without calling Slack again. The result must be JSON.
+    (A crash between the call and its memo repeats it: use `posted_once` for posts.)"""
     ctx = CURRENT.get()
-    if ctx is None:
+    if ctx is None or not ctx.durable:
         return await call()
     step = ctx.next_step(what)
     if step in ctx.memo:
         JOBS.labels("replayed_step").inc()
         return json.loads(ctx.memo[step])
+    ctx.check_deferred()
     result = await call()
-    encoded = json.dumps(result)
-    ctx.memo[step] = encoded
-    try:
-        # the window left: a crash between Slack's reply and this write repeats the call
-        async with ctx.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(ctx.memo_key, step, encoded)
-            pipe.expire(ctx.memo_key, MEMO_TTL_S)
-            await pipe.execute()
-    except (RedisError, OSError):
-        log.warning("job %s: step %s not memoized (Redis)", ctx.job_id, step)
+    await ctx.remember(step, result)
+    return result
+
+
+Marker = dict[str, Any]  # chat.postMessage metadata naming the job and step
+
+
+async def posted_once(what: str, post: Callable[[Marker | None], Awaitable[str]],
+                      find: Callable[[Marker], Awaitable[str | None]]) -> str:
+    """A post made once per job step, crash or not: its intent is recorded before Slack is
+    called (or nothing is posted: the job is deferred) and the message carries the job and step
+    in its metadata (`post(marker)`); a re-run that finds the intent but no result asks
+    `find(marker)` for the message's ts before posting again."""
+    ctx = CURRENT.get()
+    if ctx is None or not ctx.durable:
+        return await post(None)
+    step = ctx.next_step(what)
+    if step in ctx.memo:
+        JOBS.labels("replayed_step").inc()
+        return str(json.loads(ctx.memo[step]))
+    ctx.check_deferred()
+    marker = {"event_type": MARK_EVENT, "event_payload": {"job": ctx.job_id, "step": step}}
+    if intent_field(step) in ctx.memo:  # an earlier run was about to post: did it?
+        found = await find(marker)
+        if found is not None:
+            JOBS.labels("found_posted").inc()
+            await ctx.remember(step, found)
+            return found
+    else:
+        await ctx.record_intent(step)
+    result = await post(marker)
+    await ctx.remember(step, result)
     return result
 
 
@@ -194,6 +293,9 @@ class Entry:
     stream_id: str
     job: Job
     claimed: bool  # taken over from another consumer: it may have run before
+    memo: dict[str, str] | None = None  # kept across deferrals (loaded once per process)
+    attempt: int = 1
+    deferrals: int = 0
 
 
 class Jobs:
@@ -220,6 +322,7 @@ class Jobs:
         self._claims = 0
         self._outbox: dict[str, Held] = {}
         self._outbox_task: asyncio.Task[None] | None = None
+        self._deferred: dict[str, Entry] = {}  # stream id -> a job waiting to run again
 
     def handle(self, kind: str, handler: Handler) -> None:
         self.handlers[kind] = handler
@@ -313,8 +416,9 @@ class Jobs:
                 await held.refused()
 
     async def run_here(self, job: Job) -> None:
-        """Run a job that could not be recorded, in this process, with its memo all the same."""
-        await self._execute(job, attempt=1, memo={})
+        """Run a job that could not be recorded (Redis refused the connection), in this process:
+        no memo, no intents (they would need the Redis that is gone)."""
+        await self._execute(job, attempt=1, memo={}, durable=False)
 
     # -- the consumer side -----------------------------------------------------------------------
 
@@ -404,14 +508,14 @@ class Jobs:
         self._dispatch()
 
     def _accept(self, stream_id: str, fields: dict[str, str], *, claimed: bool) -> None:
-        if stream_id in self._running or any(
+        if stream_id in self._running or stream_id in self._deferred or any(
                 e.stream_id == stream_id for q in self._queued.values() for e in q):
             return
         try:
             job = Job.decode(fields["job"])
         except (KeyError, ValueError, TypeError):
             log.error("job %s unreadable; dropped", stream_id)
-            task = asyncio.create_task(self._finish(stream_id, None))
+            task = asyncio.create_task(self._drop(stream_id))
             self._cleanup.add(task)
             task.add_done_callback(self._cleanup.discard)
             return
@@ -421,10 +525,12 @@ class Jobs:
         queue.append(Entry(stream_id, job, claimed))
 
     def _held_count(self) -> int:
-        return len(self._running) + sum(len(q) for q in self._queued.values())
+        return len(self._running) + len(self._deferred) + sum(
+            len(q) for q in self._queued.values())
 
     def _held_ids(self) -> list[str]:
-        return [*self._running, *(e.stream_id for q in self._queued.values() for e in q)]
+        return [*self._running, *self._deferred,
+                *(e.stream_id for q in self._queued.values() for e in q)]
 
     def _dispatch(self) -> None:
         """Start queued jobs round-robin across owners, within both caps."""
@@ -469,63 +575,116 @@ class Jobs:
 
     async def _run(self, entry: Entry) -> None:
         job = entry.job
-        memo: dict[str, str] = {}
-        attempt = 1
-        if entry.claimed:
-            # it may have run before: load what that run did, count the attempts
+        if entry.memo is None:
+            # a replayed entry of a finished job is acknowledged, not run; a taken-over (or
+            # replayed) one replays what its earlier run did and counts its attempts
             try:
                 async with self.redis.pipeline(transaction=False) as pipe:
-                    pipe.hincrby(keys.job_memo(job.id), "_attempts", 1)
+                    pipe.exists(keys.job_done(job.id))
+                    if entry.claimed:
+                        pipe.hincrby(keys.job_memo(job.id), "_attempts", 1)
+                        pipe.expire(keys.job_memo(job.id), MEMO_TTL_S)
                     pipe.hgetall(keys.job_memo(job.id))
-                    pipe.expire(keys.job_memo(job.id), MEMO_TTL_S)
-                    starts, memo, _ok = await pipe.execute()
-                attempt = 1 + int(starts)
+                    got = await pipe.execute()
             except (RedisError, OSError):
-                return  # left pending: taken over again once Redis answers
-        JOB_WAIT_SECONDS.observe(max(0.0, time.time() - job.queued_at))
-        if attempt > MAX_ATTEMPTS:
+                if not self._stopping:  # a stale connection after a restart, or Redis gone
+                    self._defer(entry, 0.5)
+                return  # else left pending: taken over once Redis answers
+            if got[0]:
+                JOBS.labels("replayed_done").inc()
+                log.info("job %s already done: its replayed entry %s is dropped", job.id,
+                         entry.stream_id)
+                await self._finish(entry, done=False)
+                return
+            entry.memo = got[-1]
+            entry.attempt = 1 + int(got[1]) if entry.claimed else 1
+            JOB_WAIT_SECONDS.observe(max(0.0, time.time() - job.queued_at))
+        if entry.attempt > MAX_ATTEMPTS or entry.deferrals > MAX_DEFERRALS:
             JOBS.labels("given_up").inc()
-            log.error("job %s (%s) dropped after %d attempts", entry.stream_id, job.kind,
-                      attempt - 1)
+            log.error("job %s (%s) given up after %d attempts, %d deferrals", entry.stream_id,
+                      job.kind, entry.attempt - 1, entry.deferrals)
             if self.give_up is not None:
                 with contextlib.suppress(Exception):
                     await self.give_up(job)
-        else:
-            await self._execute(job, attempt=attempt, memo=memo)
-        await self._finish(entry.stream_id, job.id)
+            await self._finish(entry)
+            return
+        defer_s = await self._execute(job, attempt=entry.attempt, memo=entry.memo)
+        if defer_s is not None and not self._stopping:
+            self._defer(entry, defer_s)
+            return
+        if defer_s is None:
+            await self._finish(entry)
+        # stopping with a deferred job: left pending for whoever runs next
 
-    async def _execute(self, job: Job, *, attempt: int, memo: dict[str, str]) -> None:
+    def _defer(self, entry: Entry, seconds: float) -> None:
+        """Run `entry` again after `seconds` (backing off), holding no job slot meanwhile."""
+        entry.deferrals += 1
+        delay = min(DEFER_MAX_S, max(seconds, 0.25 * 2 ** min(entry.deferrals, 7)))
+        JOBS.labels("deferred").inc()
+        log.info("job %s deferred %.1f s (%d)", entry.stream_id, delay, entry.deferrals)
+        self._deferred[entry.stream_id] = entry
+
+        def again() -> None:
+            if self._deferred.pop(entry.stream_id, None) is None or self._stopping:
+                return
+            queue = self._queued.setdefault(entry.job.owner, collections.deque())
+            if not queue and entry.job.owner not in self._turns:
+                self._turns.append(entry.job.owner)
+            queue.append(entry)
+            self._dispatch()
+
+        asyncio.get_running_loop().call_later(delay, again)
+
+    async def _execute(self, job: Job, *, attempt: int, memo: dict[str, str],
+                       durable: bool = True) -> float | None:
+        """Run the job's handler; returns how long to wait before running it again when it was
+        deferred (None: done, one way or another)."""
         handler = self.handlers.get(job.kind)
         if handler is None:
             log.error("job %s: no handler for %r", job.id, job.kind)
             JOBS.labels("unknown").inc()
-            return
-        token = CURRENT.set(JobContext(self.redis, job.id, attempt, memo))
+            return None
+        ctx = JobContext(self.redis, job.id, attempt, memo, durable=durable)
+        token = CURRENT.set(ctx)
         try:
             await handler(job.payload)
-            JOBS.labels("done").inc()
+            if ctx.defer_s is None:
+                JOBS.labels("done").inc()
         except asyncio.CancelledError:
             raise
         except Exception:  # handlers apologise themselves; this is the last line
-            JOBS.labels("failed").inc()
-            log.exception("job %s (%s) failed", job.id, job.kind)
+            if ctx.defer_s is None:
+                JOBS.labels("failed").inc()
+                log.exception("job %s (%s) failed", job.id, job.kind)
         finally:
             CURRENT.reset(token)
+        return ctx.defer_s
 
-    async def _finish(self, stream_id: str, job_id: str | None) -> None:
-        """Done: acknowledged, removed from the stream, its memo dropped (one round trip)."""
+    async def _finish(self, entry: Entry, *, done: bool = True) -> None:
+        """Done: acknowledged, removed from the stream, its memo dropped and its done-marker
+        set, in one transaction (a replay of the entry is then never run again)."""
         for _try in range(3):
             try:
                 async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.xack(self.stream, keys.JOBS_GROUP, stream_id)
-                    pipe.xdel(self.stream, stream_id)
-                    if job_id:
-                        pipe.delete(keys.job_memo(job_id))
+                    pipe.xack(self.stream, keys.JOBS_GROUP, entry.stream_id)
+                    pipe.xdel(self.stream, entry.stream_id)
+                    pipe.delete(keys.job_memo(entry.job.id))
+                    if done:
+                        pipe.set(keys.job_done(entry.job.id), "1", ex=DONE_TTL_S)
                     await pipe.execute()
                 return
             except (RedisError, OSError):
                 await asyncio.sleep(0.5)
-        log.warning("job %s done but not acknowledged: it may be re-run (memoized)", stream_id)
+        log.warning("job %s done but not acknowledged: it may be re-run (memoized)",
+                    entry.stream_id)
+
+    async def _drop(self, stream_id: str) -> None:
+        """An entry no job can be read from: acknowledged and removed."""
+        with contextlib.suppress(RedisError, OSError):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.xack(self.stream, keys.JOBS_GROUP, stream_id)
+                pipe.xdel(self.stream, stream_id)
+                await pipe.execute()
 
     async def _heartbeat_forever(self) -> None:
         """Keep the claims on every job this process holds fresh, so nobody takes them over."""
@@ -551,8 +710,9 @@ class Jobs:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
-        left_queued = sum(len(q) for q in self._queued.values())
+        left_queued = sum(len(q) for q in self._queued.values()) + len(self._deferred)
         self._queued.clear()
+        self._deferred.clear()  # pending in the stream: whoever runs next takes them over
         self._turns.clear()
         running = list(self._running.values())
         finished = len(running)

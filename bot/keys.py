@@ -143,6 +143,11 @@ def job_memo(job_id: str) -> str:
     return f"{PREFIX}:jobmemo:{job_id}"
 
 
+def job_done(job_id: str) -> str:
+    """Set when a job is done (with its XACK): a replay of its stream entry is not run again."""
+    return f"{PREFIX}:jobdone:{job_id}"
+
+
 def job_recorded(job_id: str) -> str:
     """Set when a job is recorded: resubmitting it (the outbox, after Redis did not confirm)
     lands it once."""

@@ -2,7 +2,9 @@
 replies, message updates, private notices and apologies, file uploads.
 
 Every call goes through `jobs.once`: inside a job, a re-run after a crash gets what the first run
-got (the message ts) instead of posting again; outside a job it is a plain call."""
+got (the message ts) instead of posting again; outside a job it is a plain call. Posts go through
+`jobs.posted_once`: marked with the job and step in their metadata, and looked for
+(`find_posted`) before a re-run posts again."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from present import blockkit
 
 Respond = Callable[..., Awaitable[Any]]
 NOT_IN_CHANNEL = ("not_in_channel", "channel_not_found", "is_archived")
+UNREADABLE = ("missing_scope", "not_in_channel", "channel_not_found", "thread_not_found")
+FIND_PAGES = 5  # a re-run looks through at most 1,000 messages for what it posted before
 
 
 class Notice:
@@ -45,14 +49,16 @@ class Replies:
                    text: str) -> str | None:
         """Post in the channel and return the message ts; if the bot is not a member, answer the
         asker privately instead (None)."""
-        async def post() -> str:
+        async def post(marker: jobs.Marker | None) -> str:
+            extra = {"metadata": marker} if marker else {}
             resp = await with_table_fallback(
                 lambda shown: self.client.chat_postMessage(channel=channel, blocks=shown,
-                                                           text=text), blocks)
+                                                           text=text, **extra), blocks)
             return str(resp["ts"])
 
         try:
-            return await jobs.once("post", post)
+            return await jobs.posted_once("post", post, lambda marker: self.find_posted(
+                channel, marker))
         except SlackApiError as err:
             SLACK_ERRORS.labels(str(err.response.get("error"))).inc()
             if err.response.get("error") not in NOT_IN_CHANNEL or respond is None:
@@ -92,14 +98,45 @@ class Replies:
 
     async def in_thread(self, channel: str, thread_ts: str, *, text: str,
                         blocks: list[dict[str, Any]] | None = None) -> str:
-        async def post() -> str:
+        async def post(marker: jobs.Marker | None) -> str:
+            extra = {"metadata": marker} if marker else {}
             resp = await with_table_fallback(
                 lambda shown: self.client.chat_postMessage(
-                    channel=channel, thread_ts=thread_ts, text=text,
+                    channel=channel, thread_ts=thread_ts, text=text, **extra,
                     **({"blocks": shown} if shown is not None else {})), blocks)
             return str(resp["ts"])
 
-        return await jobs.once("in_thread", post)
+        return await jobs.posted_once("in_thread", post, lambda marker: self.find_posted(
+            channel, marker, thread_ts=thread_ts))
+
+    async def find_posted(self, channel: str, marker: jobs.Marker,
+                          thread_ts: str = "") -> str | None:
+        """The ts of the message an earlier run of a job posted for this step (its metadata
+        names both), looked for among the channel's newest messages or the thread's replies;
+        None when it is not there (or the bot may not read the channel: then it posts)."""
+        wanted = (marker["event_payload"]["job"], marker["event_payload"]["step"])
+        cursor = ""
+        for _page in range(FIND_PAGES):
+            try:
+                if thread_ts:
+                    resp = await self.client.conversations_replies(
+                        channel=channel, ts=thread_ts, limit=200, cursor=cursor or None,
+                        include_all_metadata=True)
+                else:
+                    resp = await self.client.conversations_history(
+                        channel=channel, limit=200, cursor=cursor or None,
+                        include_all_metadata=True)
+            except SlackApiError as err:
+                if err.response.get("error") in UNREADABLE:
+                    return None
+                raise
+            for message in resp.get("messages") or []:
+                if jobs.marker_of(message) == wanted:
+                    return str(message["ts"])
+            cursor = ((resp.get("response_metadata") or {}).get("next_cursor")) or ""
+            if not cursor:
+                return None
+        return None
 
     async def say(self, channel: str, thread_ts: str, text: str) -> None:
         await self.in_thread(channel, thread_ts, text=blockkit.fallback(text))

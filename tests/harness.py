@@ -115,9 +115,11 @@ class SlackStub:
     not_in_channel: set[str] = field(default_factory=set)
     fail_next: list[dict[str, Any]] = field(default_factory=list)
     delay_s: float = 0.0  # answer every Web API call this late (timeouts)
+    retry_after: str = "1"  # the Retry-After a 429 carries
     locales: dict[str, str] = field(default_factory=dict)  # users.info locale per user
     admins: set[str] = field(default_factory=set)
     home_teams: dict[str, str] = field(default_factory=dict)  # Slack Connect: another org's users
+    messages: list[dict[str, Any]] = field(default_factory=list)  # what chat.postMessage posted
     lock: threading.Lock = field(default_factory=threading.Lock)
     ts: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -144,6 +146,21 @@ class SlackStub:
     def clear(self) -> None:
         with self.lock:
             self.calls.clear()
+
+    def read_back(self, method: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """conversations.history (top-level, newest first) or .replies (a thread, oldest first),
+        with metadata only when include_all_metadata is asked for, as Slack does."""
+        with self.lock:
+            posted = [m for m in self.messages if m["channel"] == body.get("channel")]
+        if method == "conversations.history":
+            found = [m for m in reversed(posted) if not m["thread_ts"]]
+        else:
+            found = [m for m in posted if body.get("ts") in (m["ts"], m["thread_ts"])]
+        with_meta = str(body.get("include_all_metadata")).lower() in ("1", "true")
+        return [{"type": "message", "ts": m["ts"], "text": m["text"],
+                 **({"thread_ts": m["thread_ts"]} if m["thread_ts"] else {}),
+                 **({"metadata": m["metadata"]} if with_meta and m["metadata"] else {})}
+                for m in found]
 
 
 def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
@@ -191,6 +208,13 @@ def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
                     reply = {"ok": False, "error": "not_in_channel"}
                 else:
                     reply |= {"channel": body.get("channel"), "ts": f"1700000000.{next(stub.ts):06d}"}
+                    with stub.lock:  # as Slack keeps it: history and replies read it back
+                        stub.messages.append({"channel": body.get("channel"), "ts": reply["ts"],
+                                              "thread_ts": body.get("thread_ts"),
+                                              "text": body.get("text"),
+                                              "metadata": body.get("metadata")})
+            elif method in ("conversations.history", "conversations.replies"):
+                reply |= {"messages": stub.read_back(method, body), "has_more": False}
             elif method == "chat.update":
                 reply |= {"channel": body.get("channel"), "ts": body.get("ts")}
             elif method == "users.info":
@@ -233,7 +257,7 @@ def stub_handler(stub: SlackStub) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             if status == 429:
-                self.send_header("Retry-After", "1")
+                self.send_header("Retry-After", stub.retry_after)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
