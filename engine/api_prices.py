@@ -181,6 +181,10 @@ def compare(plan: Plan, spec: ModelSpec, req: Request, book: PriceBook,
             requests=capacity, prompt=prompt, answer=answer, peak=peak))
         notes += [_("assumed: {what}").format(what=a)
                   for a in assumed_lengths(asked or req, prompt, answer)]
+        if spec.reasoning and answer == spec.typical_output:
+            notes.append(_("assumed: answer {tokens:,} tokens, {model}'s recommended output length "
+                           "with its thinking: an upper figure, most answers are shorter (set "
+                           "output= for your traffic)").format(tokens=answer, model=spec.display))
         if req.peak is None:
             notes.append(_("assumed: {what}").format(what=peak_assumed(peak)))
     else:

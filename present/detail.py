@@ -57,8 +57,11 @@ def api_lines(plan: Plan, limit: int = 4) -> list[str]:
     out = [_("API versus self-hosting ({requests:,.0f} requests a day, {tokens} tokens a "
              "month):").format(requests=a.requests_per_day, tokens=_count(a.tokens_per_month))]
     if a.monthly is not None:
-        util = (_(", the cards {util:.0%} busy on average").format(util=a.utilization)
-                if a.utilization is not None else "")
+        busy = (min(1.0, a.requests_per_day / a.capacity_requests_per_day)
+                if a.capacity_requests_per_day else None)
+        util = (_(", the cards {util:.0%} busy on average, {busy:.0%} in the busiest hour")
+                .format(util=a.utilization, busy=busy)
+                if a.utilization is not None and busy is not None else "")
         out.append("• " + _("{way} {n} × {card}: {monthly}/month = {per_m} per million tokens"
                             "{util}").format(way=way, n=plan.gpus, card=plan.gpu_display,
                                               monthly=money(a.monthly, cur),
