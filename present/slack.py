@@ -10,11 +10,13 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any, NamedTuple
 
+from engine import catalog
 from engine.cost import break_even_phrase
 from engine.i18n import N_, _, counted, money
 from engine.methods import METHODS
 from engine.parse import KEYS
 from engine.plan import usable
+from engine.prices import KIND_TEXT
 from engine.recommend import method_name
 from engine.request import Request
 from engine.schema import Answer, Plan
@@ -458,6 +460,61 @@ def _title(ans: Answer) -> str:
     return title
 
 
+_DAYS = re.compile(r"(\d[\d,]*)")
+
+
+def _chosen_way_prices(plan: Plan) -> tuple[list[str], list[str]]:
+    """The cited prices of the way the plan is got (buy or rent), and those of them that are
+    stale."""
+    c = plan.cost
+    if c is None or c.mode is None:
+        return [], []
+    words = [f" {_(text)} " for kind, text in KIND_TEXT.items()
+             if kind.startswith("buy") == (c.mode == "buy")]
+    mine = [s for s in c.price_sources if any(w in s for w in words)]
+    return mine, [s for s in mine if s in c.stale]
+
+
+def stale_driver(plan: Plan | None) -> str:
+    """When every price of the way the pick is got is stale, that price named, with the
+    commands that show its history and record a current one; "" otherwise."""
+    if plan is None:
+        return ""
+    mine, stale = _chosen_way_prices(plan)
+    if not mine or stale != mine:
+        return ""
+    days = max((int(m.replace(",", "")) for s in stale
+                for m in _DAYS.findall(s.rsplit(",", 1)[-1])), default=0)
+    way = plan.cost.mode if plan.cost else ""
+    return _("The {way} price behind this pick is {days} days old ({source}): `/gpusize price "
+             "{card}` shows its history, `/gpusize quote {card} {command} AMOUNT "
+             "vendor=\"Name\"` records a current one.").format(way=_(way), command=way, days=days,
+                                              source=stale[0].split(" (", 1)[0][:120],
+                                              card=plan.gpu)
+
+
+def longer_than_the_model(ans: Answer, req: Request | None) -> str:
+    """A sequence longer than the model reads: the plan sizes what the model cannot use."""
+    spec = catalog.find_model(ans.model.name) if req is not None else None
+    if spec is None or ans.model.template or req is None:
+        return ""
+    asked = req.context if req.is_serving else req.seq_len
+    if asked <= spec.max_context:
+        return ""
+    return _("{asked:,} tokens is longer than {model} reads ({limit:,}): size it at "
+             "{key}={limit} or less, or pick a longer-context model.").format(
+        asked=asked, model=spec.display, limit=spec.max_context,
+        key="context" if req.is_serving else "seq")
+
+
+def warning_line(ans: Answer, req: Request | None) -> str:
+    """The warnings that change the decision, as one ⚠ line under the header (the rest are in
+    "The guides' advice")."""
+    found = [w for w in (longer_than_the_model(ans, req),
+                         stale_driver(ans.plans[0] if ans.plans else None)) if w]
+    return "⚠ " + " ".join(found) if found else ""
+
+
 def _lead(ans: Answer, req: Request | None) -> str:
     """Why nothing can be recommended as asked, and what would do instead."""
     top = ans.plans[0] if ans.plans else None
@@ -509,6 +566,7 @@ def answer_view(ans: Answer, ci: CardInput, *, req: Request | None = None,
     return {
         "version": ci.version,
         "title": _title(ans),
+        "warning": warning_line(ans, req),
         "change": change,
         "lead": _lead(ans, req),
         "fields": fields,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -281,3 +282,25 @@ def test_the_options_table_fits_a_phone(query: str, lang: str) -> None:
     lines = fenced.strip("`").strip("\n").split("\n")
     assert len(lines) == len(rows) and max(len(line) for line in lines) <= 50, lines
     check_blocks(code)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_what_changes_the_decision_is_one_warning_line_under_the_header(lang: str) -> None:
+    with language(lang):
+        # a sequence longer than the model reads: said under the header, not behind the menu
+        _ans, blocks, _ci = card("llama-2-7b lora seq=8k")
+        check_blocks(blocks)
+        assert blocks[0]["type"] == "header" and blocks[1]["block_id"] == "warning-7"
+        line = blocks[1]["text"]["text"]
+        assert line.startswith("⚠ ") and "4,096" in line and "seq=4096" in line
+        assert line.count("\n") == 0 and len(blocks) <= 7
+        assert blockkit.text_length(blocks) <= 1400
+        # a stale price behind the pick is named, with the commands that refresh it
+        ans, blocks, _ci = card("deepseek-v3 inference users=200 mode=buy")
+        line = next(b["text"]["text"] for b in blocks if b["block_id"] == "warning-7")
+        top = ans.plans[0]
+        assert f"/gpusize price {top.gpu}" in line and f"/gpusize quote {top.gpu} buy" in line
+        assert re.search(r"\b\d{3,} ", line)  # its age in days
+        # fresh prices and a context the model reads: no warning line
+        _ans, blocks, _ci = card("llama-3.1-8b inference users=10 context=8k")
+        assert not any(b["block_id"].startswith("warning-") for b in blocks)
