@@ -11,14 +11,15 @@ import pytest
 
 from bot.settings import Settings, SettingsError, WorkerSettings, load_settings, variables
 from engine import config, hub
+from tests import source
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "present", "bot", "gpusize")
 READER = Path("engine/config.py")
 
 
-def _modules() -> list[Path]:
-    return [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
+def _modules() -> tuple[Path, ...]:
+    return source.modules(*PACKAGES)
 
 
 def _reads_environment(tree: ast.AST) -> list[int]:
@@ -33,15 +34,15 @@ def _reads_environment(tree: ast.AST) -> list[int]:
 def test_only_engine_config_reads_os_environ() -> None:
     found = [f"{path.relative_to(ROOT)}:{line}" for path in _modules()
              if path.relative_to(ROOT) != READER
-             for line in _reads_environment(ast.parse(path.read_text(encoding="utf-8")))]
+             for line in _reads_environment(source.tree(path))]
     assert found == [], "read it through engine/config.py or bot/settings.py"
-    assert _reads_environment(ast.parse((ROOT / READER).read_text(encoding="utf-8")))
+    assert _reads_environment(source.tree(ROOT / READER))
 
 
 def test_the_check_above_sees_every_way_of_reading() -> None:
-    for source in ("import os\nos.environ.get('X')", "import os\nos.getenv('X')",
-                   "from os import environ\nenviron['X']", "import os as o\no.environ['X']"):
-        assert _reads_environment(ast.parse(source)), source
+    for text in ("import os\nos.environ.get('X')", "import os\nos.getenv('X')",
+                 "from os import environ\nenviron['X']", "import os as o\no.environ['X']"):
+        assert _reads_environment(ast.parse(text)), text
 
 
 def test_each_engine_variable_is_spelled_in_one_module() -> None:
@@ -53,7 +54,7 @@ def test_each_engine_variable_is_spelled_in_one_module() -> None:
     for path in _modules():
         if path.relative_to(ROOT) == READER:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = source.tree(path)
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef |
                                     ast.AsyncFunctionDef)

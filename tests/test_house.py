@@ -7,13 +7,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests import source
 from tests.test_layers import PACKAGES, _graph, _ours
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _modules() -> list[Path]:
-    return [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
+def _modules() -> tuple[Path, ...]:
+    return source.modules(*PACKAGES)
 
 
 def _named_loggers(tree: ast.AST) -> list[int]:
@@ -31,7 +32,7 @@ def test_every_logger_is_named_after_its_module() -> None:
     """`logging.getLogger(__name__)`: a log line says which module wrote it, and a logger can
     be tuned by package (`bot`, `engine.hub`) without a list of hand-made names."""
     found = [f"{path.relative_to(ROOT)}:{line}" for path in _modules()
-             for line in _named_loggers(ast.parse(path.read_text(encoding="utf-8")))]
+             for line in _named_loggers(source.tree(path))]
     assert found == []
     assert _named_loggers(ast.parse("import logging\nlogging.getLogger('gpusize.x')"))
 

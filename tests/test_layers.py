@@ -9,7 +9,10 @@ METHOD` fast. Read from the source with ast, so a new import anywhere is checked
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
+
+from tests import source
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "present", "bot", "gpusize")
@@ -34,7 +37,7 @@ def _module(path: Path) -> str:
 
 def _imports(path: Path) -> list[tuple[str, bool]]:
     """(imported module, inside a function?) for each import in the file, relative resolved."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = source.tree(path)
     nested: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -55,6 +58,7 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
     return out
 
 
+@cache
 def _graph() -> dict[str, list[tuple[str, bool]]]:
     return {_module(p): _imports(p) for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
 

@@ -17,6 +17,7 @@ from engine import ParseError, UnknownModel, UserError
 from engine.i18n import _, language
 from engine.phrases import has_cjk
 from engine.prices import PriceRejected
+from tests import source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +34,7 @@ def test_the_hierarchy_docstring_names_every_user_error() -> None:
     doc = (ROOT / "engine" / "errors.py").read_text(encoding="utf-8")
     found = []
     for path in [*(ROOT / "engine").rglob("*.py"), *(ROOT / "bot").rglob("*.py")]:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(source.tree(path)):
             if isinstance(node, ast.ClassDef) and any(
                     isinstance(b, ast.Name) and b.id == "UserError" for b in node.bases):
                 found.append(node.name)

@@ -11,6 +11,7 @@ import pytest
 from bot import subcommands
 from bot.conversation import FIELDS, Question, Root, Stage, ThreadRecord, from_fields, to_fields
 from present.actions import CARD_ACTIONS, Action, Detail
+from tests import source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +42,7 @@ def test_the_record_field_names_are_spelled_in_one_module() -> None:
     for path in sorted((ROOT / "bot").rglob("*.py")):
         if path.name == "conversation.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(source.tree(path)):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 found += [f"{path.name}: {name}" for name in names
                           if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", node.value)]
