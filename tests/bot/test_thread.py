@@ -172,7 +172,7 @@ def test_intake_reads_and_checks_before_the_ack(redis_url: str, slack: SlackStub
             assert intake.check("13B").method is None  # the method is asked in the thread
             with pytest.raises(ParseError, match="lroa"):
                 intake.check("13B lroa")
-            with pytest.raises(ParseError, match="Did you mean qwen2.5-7b"):
+            with pytest.raises(ParseError, match=r"Did you mean qwen2\.5-7b"):
                 intake.check("qwen9-7b lora")
             with pytest.raises(UnknownModel, match="acme/unknown-model"):
                 intake.check("acme/unknown-model lora")  # no Hub here: a repo id is unknown
