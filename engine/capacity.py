@@ -299,6 +299,8 @@ def training_capacity(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
                               "{rate:,.0f} tokens/s").format(change=tight.change,
                                                               rate=tight.tokens_per_s) + _("; ") \
                 + fastest_limit
+    if fastest is None:  # the model asked: why no recipe runs, from its own forward answer
+        text += _("; ") + _why_not(req, spec, forward_answer(spec, today, book)(_at(req)))
     shown = recipes[:5] + [r for r in recipes[5:] if r is tight]
     return Capacity.build(gpu=gpu.name, gpus=req.gpus or 1, largest=largest, fastest=fastest,
                           recipes=shown, fastest_limit=fastest_limit, text=text)

@@ -250,3 +250,12 @@ def test_with_a_deadline_the_largest_is_the_largest_that_meets_it() -> None:
         if model.params > (fit.params or 0):
             assert not meets(_train(model.name, "lora", box)), model.name
     assert fit.next_model is not None and ("3 days" in fit.limit or "GiB" in fit.limit)
+
+
+def test_a_model_no_recipe_runs_on_the_box_says_why() -> None:
+    text = "llama-3.1-70b full-finetune gpu=4090 gpus=8"
+    cap = engine.ask(text, today=TODAY).capacity
+    assert cap is not None and cap.fastest is None and not cap.recipes
+    plan = forward(text)
+    assert plan is not None and plan.verdict == "no"
+    assert f"{plan.memory.total / 2**30:.1f} GiB per GPU" in cap.text
