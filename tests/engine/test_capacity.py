@@ -4,6 +4,7 @@ longest context likewise; the largest model runs and the next larger one does no
 
 from __future__ import annotations
 
+import random
 from datetime import date
 
 import pytest
@@ -259,3 +260,32 @@ def test_a_model_no_recipe_runs_on_the_box_says_why() -> None:
     plan = forward(text)
     assert plan is not None and plan.verdict == "no"
     assert f"{plan.memory.total / 2**30:.1f} GiB per GPU" in cap.text
+
+
+def _sampled_boxes(count: int, seed: int = 25) -> list[str]:
+    """Boxes no one picked: a seeded sample of catalog models up to 80B (not templates), cards
+    and counts, each with a service level and sometimes FP8 KV, so the property is checked
+    beyond the hand-made cases (the seed keeps the run repeatable)."""
+    rng = random.Random(seed)
+    models = sorted(m.name for m in catalog.models().values() if m.params <= 80e9)
+    cards = sorted(catalog.gpus())
+    out = []
+    while len(out) < count:
+        text = (f"{rng.choice(models)} inference gpu={rng.choice(cards)} "
+                f"gpus={rng.choice((1, 2, 4, 8))} min_speed={rng.choice((10, 15, 30))}"
+                + (" kv=fp8" if rng.random() < 0.3 else ""))
+        plan = forward(text, users=1)
+        if plan is not None and plan.verdict != "no":  # a box the model runs on at all
+            out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("text", _sampled_boxes(6))
+def test_sampled_boxes_report_users_that_meet_and_one_more_that_does_not(text: str) -> None:
+    ans = engine.ask(text, today=TODAY)
+    assert ans.capacity is not None
+    for row in ans.capacity.rows:
+        if row.users:
+            assert meets(forward(text, users=row.users, context=row.context)), row
+        if row.users < MAX_USERS:
+            assert not meets(forward(text, users=row.users + 1, context=row.context)), row
