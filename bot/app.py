@@ -94,8 +94,3 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
         chart_limit=Limit("chart", settings.chart_limit_per_minute, 60),
         thread_limit=Limit("thread", settings.thread_limit_per_hour, 3600)))
     return app, jobs
-
-
-def create_app(settings: Settings, client: AsyncWebClient, redis: Redis) -> AsyncApp:
-    """The Bolt app alone (its jobs run only once the queue is started: see create_bot)."""
-    return create_bot(settings, client, redis)[0]

@@ -393,10 +393,6 @@ def _mid(rec: PriceRecord) -> float:
     return (rec.low + rec.high) / 2
 
 
-def _fmt(amount: float) -> str:
-    return f"{amount:,.0f}" if amount >= 100 else f"{amount:.3g}"
-
-
 def _movers(best: dict[tuple[str, str], PriceRecord], previous: dict[str, Any],
             currency: str = "CNY") -> str:
     moves = []

@@ -94,27 +94,11 @@ def rent_vs_buy_sections(draft: Draft, book: PriceBook | None = None,
         return slack.rent_vs_buy_sections(_answer(draft, book))
 
 
-def notes_sections(draft: Draft, kind: str, book: PriceBook | None = None,
-                   lang: str = "en") -> list[str]:
-    """The assumptions, or the guides' advice (with the trial run and the warnings)."""
-    with language(lang):
-        ans = _answer(draft, book)
-        return slack.assumptions_sections(ans) if kind == "assumptions" \
-            else slack.advice_sections(ans)
-
-
 def detail_sections(draft: Draft, kind: str, book: PriceBook | None = None,
                     lang: str = "en") -> list[str]:
     """A detail opened from the card (present.actions.MODAL_DETAILS), as sections."""
     with language(lang):
         return slack.detail_sections(_answer(draft, book), kind)
-
-
-def memory_chart_png(draft: Draft, book: PriceBook | None = None, lang: str = "en") -> bytes:
-    from present.charts import memory_chart  # matplotlib: only when a chart is asked for
-
-    with language(lang):
-        return memory_chart(_answer(draft, book), lang=lang)
 
 
 def memory_chart_with_alt(draft: Draft, book: PriceBook | None = None,

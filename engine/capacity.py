@@ -44,9 +44,6 @@ LIMITS = {"kv-memory": N_("KV cache memory"), "bandwidth": N_("memory bandwidth 
           "cap": N_("the 100,000-user bound")}
 FIT_WORDS = {"fits": N_("fits"), "tight": N_("runs tight, under the headroom kept")}
 
-# MODEL for "the largest model this box trains or serves" (engine/parse.py reads it, and MODEL
-# left out with gpu= and gpus=, as this)
-LARGEST = "largest"
 GIB = 1024**3
 
 Forward = Callable[[Request], Plan | None]

@@ -18,7 +18,7 @@ from functools import cache
 from typing import Literal, NamedTuple
 
 from engine.catalog import GpuSpec
-from engine.i18n import N_, _
+from engine.i18n import N_
 from engine.quant import get_quant
 
 Compute = Literal["bf16", "fp8", "int8", "fp32"]
@@ -107,8 +107,3 @@ def compute_tflops(gpu: GpuSpec, path: WeightPath) -> float:
     if path.compute == "int8" and gpu.int8_tops:
         return gpu.int8_tops
     return gpu.bf16_tflops
-
-
-def path_text(path: WeightPath) -> str:
-    """The path in the answer's language."""
-    return _(path.label)

@@ -281,11 +281,6 @@ def _active_weight_split(spec: ModelSpec, quant: str, users: int) -> tuple[float
     return total - expert_bytes, expert_bytes * touched / e
 
 
-def _active_weight_bytes(spec: ModelSpec, quant: str, users: int) -> float:
-    """Bytes a decode step reads: dense weights once, plus the experts the batch touches."""
-    return sum(_active_weight_split(spec, quant, users))
-
-
 # -- serving --------------------------------------------------------------------------------
 
 
