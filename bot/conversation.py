@@ -68,6 +68,8 @@ class ThreadRecord:
     # the open question: where it was asked and which
     question_ts: str | None = None
     question: Question | None = None
+    # the language the thread started in: its cards stay in it, whoever replies in what
+    lang: str | None = None
 
 
 # The Redis hash field of each record field. Inputs are stored under their own names (no leading
@@ -76,7 +78,7 @@ class ThreadRecord:
 FIELDS: dict[str, str] = {
     "stage": "_stage", "version": "_version", "created_by": "_created_by", "root": "_root",
     "answer_ts": "_answer_ts", "card_version": "_card_v", "card": "_card", "result": "_result",
-    "question_ts": "_question_ts", "question": "_question",
+    "question_ts": "_question_ts", "question": "_question", "lang": "_lang",
 }
 assert set(FIELDS) == {f.name for f in fields(ThreadRecord)}
 assert all(name.startswith("_") for name in FIELDS.values())

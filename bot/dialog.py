@@ -29,7 +29,7 @@ from bot.store import ConversationStore, Swap
 from bot.subcommands import help_message
 from bot.words import EXPIRED, STATE_DOWN, SUPERSEDED, unusable
 from engine import ParseError, UnknownModel, UserError
-from engine.i18n import _
+from engine.i18n import _, current, language
 from engine.methods import METHODS
 from engine.parse import build_request, parse_fields, read_reply
 from engine.request import Draft
@@ -81,7 +81,8 @@ class Dialog:
             # the thread's first version is 1: the version the card's buttons carry
             await self.store.update(team, channel, posted, user=user, change=draft, stage=stage,
                                     record={**live_card(posted, 1, message),
-                                            "created_by": user, "root": Root.CARD},
+                                            "created_by": user, "root": Root.CARD,
+                                            "lang": current()},
                                     note="command")
         except RedisError:
             log.warning("state store unavailable; answered without a thread")
@@ -105,7 +106,8 @@ class Dialog:
                                    respond=None, thread_ts=ts)
             return
         update = await self.store.update(team, channel, ts, user=user, change=draft, stage=stage,
-                                         record={"created_by": user, "root": Root.MENTION},
+                                         record={"created_by": user, "root": Root.MENTION,
+                                                 "lang": current()},
                                          note="mention")
         await self._answer_in_thread(team, channel, ts, user, update.conversation, [],
                                      asked=text, how="command")
@@ -128,7 +130,8 @@ class Dialog:
             await self.store.update(team, channel, root, user=user, change=draft,
                                     stage=Stage.METHOD,
                                     record={"created_by": user, "root": where,
-                                            "question_ts": asked, "question": Question.METHOD},
+                                            "question_ts": asked, "question": Question.METHOD,
+                                            "lang": current()},
                                     note="command (incomplete)")
         except RedisError:
             await self.replies.say(channel, root, _(STATE_DOWN))
@@ -272,10 +275,11 @@ class Dialog:
         merged = conv.inputs.merged(change)
         if merged.values == conv.inputs.values:
             if not pressed:  # a press that changes nothing posts nothing
-                await self.replies.say(channel, thread_ts, _(
+                # said to the replier alone: the thread keeps the decision and its changes
+                await self.replies.private(channel, user, _(
                     "Nothing to change: {what} already.").format(
                     what=slack.changes_text([(k, None, v) for k, v in change.values.items()],
-                                            self._currency(merged) or "CNY")))
+                                            self._currency(merged) or "CNY")), thread_ts)
             return True
         before, after = self._currency(conv.inputs), self._currency(merged)
         if before and after and before != after:
@@ -348,27 +352,27 @@ class Dialog:
         card = slack.CardInput(version=version, user=user, asked=asked, how=how,
                                changes=tuple(changes), previous=previous,
                                notes=tuple(notes or ()))
-        message = await self.cards.answer(
-            team, conv.inputs, card,
-            tell=lambda text: self.replies.private(channel, user, text, thread_ts))
+        # the card in the thread's language; a one-liner in the language of who replied
+        with language(conv.record.lang or current()):
+            message = await self.cards.answer(
+                team, conv.inputs, card,
+                tell=lambda text: self.replies.private(channel, user, text, thread_ts))
         if message is None:
             return
         live = conv.record.answer_ts
         if message["same"] and live:
             swapped: Swap | None = None  # None: no store
             with contextlib.suppress(RedisError):
-                # only if `live` is still the live answer: a concurrent answer may have posted a
-                # card since, and pointing the thread back at `live` would leave that card live
+                # the live card stays as it is, its buttons valid (their version kept); only the
+                # result the next answer compares with moves. Only if `live` is still the live
+                # answer: a concurrent answer may have posted a card since
                 swapped, _replaced = await self.store.swap_card(
-                    team, channel, thread_ts, version=version,
-                    record=live_card(live, version, message), expect_ts=live)
+                    team, channel, thread_ts, version=conv.card_version or version,
+                    record={"result": message["result"]}, expect_ts=live)
             if swapped is not Swap.MOVED:
-                await self.replies.say(channel, thread_ts, "\n".join([message["same_line"],
-                                                                      *(notes or [])]))
-                if swapped is Swap.SWAPPED:
-                    with contextlib.suppress(SlackApiError):
-                        await self.replies.edit(channel, live, blocks=message["blocks"],
-                                                text=message["text"])
+                line = slack.same_line(tuple(changes), message["result"], previous or {},
+                                       message["result"].get("currency") or "CNY")
+                await self.replies.say(channel, thread_ts, "\n".join([line, *(notes or [])]))
                 return
             # another card went live meanwhile: this answer is posted as a card of its own
         ts = await self.replies.in_thread(channel, thread_ts, text=message["text"],

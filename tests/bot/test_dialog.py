@@ -206,33 +206,36 @@ def test_typed_replies_same_result_currency_context_and_unusable_values(
         bot: Bot, slack: SlackStub, redis_server: RedisServer) -> None:
     root = start(bot, slack, redis_server, "13B full-finetune")
     first = slack.of("chat.postMessage")[0].body
-    # a budget the recommendation already fits: one line, and the live card refreshed in place
+    # a budget the recommendation already fits: one line, and the card untouched (its buttons
+    # still valid)
     bot.event(reply("budget 10M", thread_ts=root, ts="1700000010.1"), event_id="EvS1")
     line = slack.wait_for("chat.postMessage", 2)[1].body
     assert "blocks" not in line and "budget: 10.00M CNY: same recommendation, " in line["text"]
-    refreshed = slack.wait_for("chat.update")[0].body
-    assert refreshed["ts"] == root and "within the budget of 10.00M CNY" in texts(
-        refreshed["blocks"])
-    assert value_of(refreshed, "show_rent_vs_buy") != value_of(first, "show_rent_vs_buy")
-    # the same again: nothing to change, said in one line
+    state = redis_server.command("HGETALL", f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}")
+    assert state["_card_v"] == "1" and state["_answer_ts"] == root
+    assert value_of(first, "show_rent_vs_buy").split("|")[0] == state["_card_v"]
+    # the same again: nothing to change, said to the replier alone
     bot.event(reply("budget 10M", thread_ts=root, ts="1700000010.2"), event_id="EvS2")
-    assert "Nothing to change: budget: 10.00M CNY already." in slack.wait_for(
-        "chat.postMessage", 3)[2].body["text"]
+    nothing = slack.wait_for("chat.postEphemeral")[0].body
+    assert nothing["user"] == "U0CAROL" and "Nothing to change: budget: 10.00M CNY already." in \
+        texts(nothing["blocks"])
+    time.sleep(0.3)
+    assert not slack.of("chat.update") and len(slack.of("chat.postMessage")) == 2
     # "8k context" on a training thread is the sequence length, and the answer says so
     bot.event(reply("8k context", thread_ts=root, ts="1700000010.3"), event_id="EvS3")
-    said = slack.wait_for("chat.postMessage", 4)[3].body
+    said = slack.wait_for("chat.postMessage", 3)[2].body
     assert "context means the sequence length: seq = 8,192 tokens" in json.dumps(
         said, ensure_ascii=False)
     state = redis_server.command("HGETALL", f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}")
     assert json.loads(state["seq"]) == 8192 and "context" not in state
     # a budget in dollars is converted: the team's market and its currency stay (issue 22)
     bot.event(reply("budget $20k", thread_ts=root, ts="1700000010.4"), event_id="EvS4")
-    said = json.dumps(slack.wait_for("chat.postMessage", 5)[4].body, ensure_ascii=False)
+    said = json.dumps(slack.wait_for("chat.postMessage", 4)[3].body, ensure_ascii=False)
     assert "budget: 20k USD" in said and "CNY" in said
     assert "Amounts are now in USD" not in said
     # an unusable value: privately, what was read and what it likely meant
     bot.event(reply("quant=awk", thread_ts=root, ts="1700000010.5"), event_id="EvS5")
-    eph = slack.wait_for("chat.postEphemeral")[0].body
+    eph = slack.wait_for("chat.postEphemeral", 2)[1].body
     assert eph["user"] == "U0CAROL"
     assert "I read quant=awk. Did you mean quant=awq?" in texts(eph["blocks"])
 

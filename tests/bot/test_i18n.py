@@ -95,7 +95,7 @@ def test_a_question_in_chinese_is_answered_in_chinese(bot: Bot, slack: SlackStub
     assert "→ 租用" in answer or "→ 购置" in answer
     assert "Recommended" not in answer and "→ rent" not in answer
     redis_server.wait_for_conversation(ROOT)
-    # an English reply from her goes back to her own language; a Chinese one is answered in Chinese
+    # the thread keeps the language it started in for its cards, whoever replies in what
     bot.event({"type": "message", "channel": "C0CHAN", "user": "U0ALICE", "text": "序列长度8k 换成 lora",
                "ts": "1700000001.1", "thread_ts": ROOT, "channel_type": "channel"}, event_id="EvZh1")
     again = blocks_text(slack.wait_for("chat.postMessage", 2)[1])
@@ -103,7 +103,13 @@ def test_a_question_in_chinese_is_answered_in_chinese(bot: Bot, slack: SlackStub
     bot.event({"type": "message", "channel": "C0CHAN", "user": "U0ALICE", "text": "what about qlora?",
                "ts": "1700000002.1", "thread_ts": ROOT, "channel_type": "channel"}, event_id="EvEn1")
     third = blocks_text(slack.wait_for("chat.postMessage", 3)[2])
-    assert "→ rent" in third or "→ buy" in third
+    assert "→ 租用" in third or "→ 购置" in third
+    assert "→ rent" not in third and "→ buy" not in third
+    # a reply that leaves the recommendation as it is: one line, in the replier's language
+    bot.event({"type": "message", "channel": "C0CHAN", "user": "U0ALICE", "text": "budget 100M",
+               "ts": "1700000003.1", "thread_ts": ROOT, "channel_type": "channel"}, event_id="EvEn2")
+    line = slack.wait_for("chat.postMessage", 4)[3].body
+    assert "blocks" not in line and "same recommendation" in line["text"], line["text"]
 
 
 def test_chinese_errors_and_help_for_an_english_locale(bot: Bot) -> None:
