@@ -46,9 +46,9 @@ def _model_line(spec: ModelSpec) -> str:
 def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
     lines = []
     if req.tokens is not None:
-        lines.append(_("deadline: the {tokens:,} tokens within {days:g} days{default}; the GPU "
+        lines.append(_("deadline: the {tokens:,} tokens within {days}{default}; the GPU "
                        "count is sized to it (set days=)").format(
-            tokens=req.tokens, days=req.deadline_days,
+            tokens=req.tokens, days=counted(req.deadline_days, "day"),
             default=_(" (default for {method})").format(method=_(req.spec.label))
             if req.days is None else ""))
     if req.spec.adapters:
@@ -194,10 +194,10 @@ def _cost_lines(req: Request, book: PriceBook) -> list[str]:
             market=market_word(choice.market)))
     return [
         *converted,
-        _("cost in {currency} at {use} over {months} months (set hours=, months=, currency=); "
+        _("cost in {currency} at {use} over {months} (set hours=, months=, currency=); "
           "USD prices converted at {rate:g} CNY/USD ({date}, {source})").format(
-            currency=req.answer_currency, use=use, months=req.months, rate=book.fx.cny_per_usd,
-            date=book.fx.date, source=book.fx.source),
+            currency=req.answer_currency, use=use, months=counted(req.months, "month"),
+            rate=book.fx.cny_per_usd, date=book.fx.date, source=book.fx.source),
         _("buy: the catalog's server price, else cards / {card_share:.0%} (cards are 60-70% of a "
           "server, per a buying guide); power = (TDP x GPUs + host) x PUE {pue:g} x price/kWh for "
           "region={region}; operations {ops:.1%} of capex a month (a buying guide's 8x A800 running "

@@ -126,6 +126,9 @@ COUNTED = {
     "rent price": (N_("{n:,} rent price"), N_("{n:,} rent prices")),
     "purchase price": (N_("{n:,} purchase price"), N_("{n:,} purchase prices")),
     "rack": (N_("{n:,} rack"), N_("{n:,} racks")),
+    "request": (N_("{n:,.0f} request"), N_("{n:,.0f} requests")),
+    "month": (N_("{n:,} month"), N_("{n:,} months")),
+    "day": (N_("{n:g} day"), N_("{n:g} days")),
 }
 
 

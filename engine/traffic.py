@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from engine.i18n import _
+from engine.i18n import _, counted
 from engine.request import PREFILL_FLOOR, TTFT_FLOOR_S, Request
 from engine.schema import TrafficDoc
 
@@ -135,14 +135,14 @@ def traffic_doc(req: Request, load: Load, users: int) -> TrafficDoc:
     assumed = assumed_lengths(req, load.prompt, load.answer)
     if req.peak is None:
         assumed.append(peak_assumed(load.peak))
-    text = _("{requests:,.0f} requests/day x {peak:g} peak factor = {rate:.2f} requests/s in the "
+    text = _("{requests}/day x {peak:g} peak factor = {rate:.2f} requests/s in the "
              "busiest hour; each takes up to {seconds:.1f} s ({ttft:.1f} s to the first token + "
              "{answer} tokens at {floor:g} tokens/s), so {mean:.1f} are in flight on average "
              "(Little's law); sized for {users}, the 99th percentile of that Poisson count; "
              "{tokens} tokens a month ({prompt} in + {answer} out per request)").format(
-        requests=load.requests_per_day, peak=load.peak, rate=load.peak_rate, seconds=load.seconds,
-        ttft=load.ttft_s, answer=load.answer, floor=load.decode_floor, mean=load.mean_in_flight,
-        users=users, tokens=_tokens(load.tokens_per_month), prompt=load.prompt)
+        requests=counted(load.requests_per_day, "request"), peak=load.peak, rate=load.peak_rate,
+        seconds=load.seconds, ttft=load.ttft_s, answer=load.answer, floor=load.decode_floor,
+        mean=load.mean_in_flight, users=users, tokens=_tokens(load.tokens_per_month), prompt=load.prompt)
     return TrafficDoc.build(
         requests_per_day=load.requests_per_day, prompt_tokens=load.prompt,
         answer_tokens=load.answer, peak_factor=load.peak, seconds_per_request=round(load.seconds, 2),

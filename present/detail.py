@@ -54,8 +54,8 @@ def api_lines(plan: Plan, limit: int = 4) -> list[str]:
         return []
     cur = a.currency
     way = _("buying") if a.mode == "buy" else _("renting") if a.mode == "rent" else _("the plan")
-    out = [_("API versus self-hosting ({requests:,.0f} requests a day, {tokens} tokens a "
-             "month):").format(requests=a.requests_per_day, tokens=_count(a.tokens_per_month))]
+    out = [_("API versus self-hosting ({requests} a day, {tokens} tokens a month):").format(
+        requests=counted(a.requests_per_day, "request"), tokens=_count(a.tokens_per_month))]
     if a.monthly is not None:
         busy = (min(1.0, a.requests_per_day / a.capacity_requests_per_day)
                 if a.capacity_requests_per_day else None)

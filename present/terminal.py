@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.i18n import _, money
+from engine.i18n import _, counted, money
 from engine.schema import Answer, Plan
 from present.detail import api_lines, bom_lines, capacity_lines, launch_lines, traffic_lines
 from present.labels import (
@@ -93,8 +93,8 @@ def cost_lines(plan: Plan) -> list[str]:
     c = plan.cost
     if c is None:
         return []
-    lines = [_("Cost ({currency}, {hours:g} h/month, {months} months):").format(
-        currency=c.currency, hours=c.hours_per_month, months=c.months)]
+    lines = [_("Cost ({currency}, {hours:g} h/month, {months}):").format(
+        currency=c.currency, hours=c.hours_per_month, months=counted(c.months, "month"))]
     lines += [f"  {line}" for line in cost_summary(c)]
     lines += [_("  price: {source}").format(source=s) for s in c.price_sources]
     return lines
