@@ -530,10 +530,11 @@ def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strate
         users = users_per_replica(req, s)
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
                                users=users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
-                               pp=s.pp, engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn)
+                               pp=s.pp, engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
+                               prompt=req.prompt_tokens, output=req.answer_tokens)
         return Speed.build(decode_tokens_per_s=round(sp.decode_per_sequence, 1),
                            decode_tokens_per_s_aggregate=round(
-                               sp.decode_per_sequence * req.users, 1),
+                               sp.decode_aggregate * req.users / users, 1),
                            prefill_tokens_per_s=round(sp.prefill), detail=sp.detail)
     tr = _train(spec, req, gpu, gpus, s, tokens=req.tokens)
     hours = tr.gpu_hours / gpus if tr.gpu_hours is not None else None
@@ -621,6 +622,46 @@ def users_held(spec: ModelSpec, req: Request, s: Strategy, gpus: int, gpu: GpuSp
     return max(0, math.floor(pool / (KV_SPARE * per_user))) * s.dp_attn * s.replicas
 
 
+# Sequences an engine runs at once at most: TensorRT-LLM's max_batch_size default (2048); vLLM's
+# max_num_seqs and SGLang's max_running_requests are of the same order on 80-141 GB cards.
+MAX_RUNNING = 2048
+
+
+class FullLoad(NamedTuple):
+    users: int
+    tokens_per_s: float  # output tokens/s of the whole plan
+
+
+def full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> FullLoad:
+    """Output throughput under maximum load (requests queued without pause, as trtllm-bench's
+    and vLLM's throughput benchmarks run): paged KV caches hold each live sequence at its
+    current length, P + O/2 on average over a request's life, so the cards hold as many
+    sequences as fit at that mean length (up to MAX_RUNNING), every step reads their KV at that
+    length and carries the chunked prefills of the requests replacing finished ones."""
+    answer = req.answer_tokens
+    mean = max(1, req.prompt_tokens + answer // 2)
+    at_mean = req.model_copy(update={"context": mean, "users": 1, "prompt": req.prompt_tokens,
+                                     "output": answer})
+    users = max(1, min(users_held(spec, at_mean, s, gpus, gpu), MAX_RUNNING))
+    loaded = at_mean.model_copy(update={"users": users})
+    sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=mean,
+                           users=users_per_replica(loaded, s),
+                           kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,
+                           engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
+                           prompt=req.prompt_tokens, output=answer)
+    return FullLoad(users, sp.decode_aggregate * s.replicas)
+
+
+def best_full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int) -> FullLoad | None:
+    """The sharding of `gpus` cards that serves the most output tokens/s under maximum load (a
+    throughput benchmark tunes for it: DP attention and EP for MoE models, as TensorRT-LLM's
+    DEP8), among those that hold the model; None when none does."""
+    found = [full_load(spec, req, gpu, gpus, s) for s in strategies(spec, req, gpus, gpu.has_nvlink)
+             if verdict_of(_need(_cached_components(spec, req, s), req, s, gpus),
+                           gpu.memory_bytes, req, s, gpus) != "no"]
+    return max(found, key=lambda f: f.tokens_per_s) if found else None
+
+
 def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
                ) -> Candidate:
     need = _need(_cached_components(spec, req, s), req, s, n)
@@ -631,7 +672,8 @@ def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
                                users=users_per_replica(req, s),
                                kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,
-                               engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn)
+                               engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
+                               prompt=req.prompt_tokens, output=req.answer_tokens)
         ttft = req.prompt_tokens / sp.prefill if sp.prefill else math.inf
         held = users_held(spec, req, s, n, gpu)
         reach = min(sp.decode_per_sequence / req.decode_floor, req.ttft_ceiling / ttft,

@@ -299,7 +299,7 @@ def _link(gpu: GpuSpec, gpus: int) -> str:
 
 def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
                   kv_bytes: int, tp: int, engine: str, ep: int = 1,
-                  dp_attn: int = 1) -> tuple[float, dict[str, float]]:
+                  dp_attn: int = 1, prefill_tokens: float = 0.0) -> tuple[float, dict[str, float]]:
     """Seconds per decode step and its parts: streaming weights and KV, fixed per-layer GPU
     time, MoE routing, MLA kernels, tensor-parallel all-reduces and expert-parallel
     all-to-alls; eager engines wait on the host when it launches slower than the GPU runs.
@@ -319,9 +319,20 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
     # TP splits each layer's bytes across GPUs read in parallel; a layer split's stages read
     # their layers one after another, so it adds capacity but no speed for one token.
     read = (dense / tp + experts / (tp * dp_attn) + kv_read) / bandwidth
-    compute = 2 * spec.active_params * users / (
+    # each new token multiplies by the active weights and attends over its context (at large
+    # batches and long contexts the scores are a large share: MLA's 128 heads at 32k tokens)
+    compute = (2 * spec.active_params + attention_flops_per_token(spec, context)) * users / (
         tensor_tflops(gpu, quant, engine) * 1e12 * tp * dp_attn
         * utilization(gpu, PREFILL_EFFICIENCY[engine]))
+    # Continuous batching with chunked prefill (vLLM, SGLang, TensorRT-LLM): the prompts of
+    # arriving requests ride in the same forward passes as the decodes, sharing the weight
+    # reads but adding their compute to every step.
+    chunk = 0.0
+    if prefill_tokens > 0:
+        rate, _u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp,
+                                        engine=engine)
+        chunk = prefill_tokens / (rate * dp_attn)
+    compute += chunk
     layers = spec.layers * LAYER_OVERHEAD_S[engine]
     moe = spec.moe_layers * MOE_LAYER_S[engine]
     mla = spec.layers * MLA_LAYER_S[engine] if spec.attention == "mla" else 0.0
@@ -339,7 +350,8 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
     host = (spec.layers * HOST_LAYER_S.get(engine, 0.0)
             + spec.moe_layers * spec.experts * HOST_EXPERT_S.get(engine, 0.0))
     parts = {"read": read, "compute": compute, "layers": layers, "moe": moe, "mla": mla,
-             "comm": comm, "host": host, "bytes": weights + kv, "efficiency": efficiency}
+             "comm": comm, "host": host, "bytes": weights + kv, "efficiency": efficiency,
+             "prefill": chunk}
     return max(device, host), parts
 
 
@@ -356,16 +368,32 @@ def prefill_tokens_per_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: 
     return tp / per_token, u
 
 
+def interleaved_prompt_tokens(users: int, prompt: int, output: int) -> tuple[float, float]:
+    """Prompt tokens each decode step carries in steady state under continuous batching: every
+    request brings `prompt` tokens for the `output` it generates, so N users add N x P / O prompt
+    tokens a step. (What slows one user's decoding: the other N-1 users' prompts; what bounds
+    the total throughput: all N.) Nothing without an answer length or with one user."""
+    if users <= 1 or output <= 0:
+        return 0.0, 0.0
+    return (users - 1) * prompt / output, users * prompt / output
+
+
 def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
                 kv_bytes: int, tp: int, pp: int, engine: str | None = None, ep: int = 1,
-                dp_attn: int = 1) -> ServeSpeed:
+                dp_attn: int = 1, prompt: int = 0, output: int = 0) -> ServeSpeed:
     """Decode is bandwidth bound (plus fixed per-layer costs that dominate small and MoE models
-    at batch 1); prefill is compute bound."""
+    at batch 1); prefill is compute bound; under load the other users' prompts are prefilled in
+    chunks inside the decode steps (interleaved_prompt_tokens)."""
     asked = engine or engine_for(quant)
     eng = _serving_engine(gpu, asked)
-    step, p = decode_step_s(spec, gpu, quant=quant, context=context, users=users,
-                            kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn)
+    others, everyone = interleaved_prompt_tokens(users, prompt, output)
+    kw = dict(quant=quant, context=context, users=users, kv_bytes=kv_bytes, tp=tp, engine=eng,
+              ep=ep, dp_attn=dp_attn)
+    step, p = decode_step_s(spec, gpu, prefill_tokens=others, **kw)
     per_seq = 1 / step
+    aggregate = per_seq * users
+    if everyone:
+        aggregate = users / decode_step_s(spec, gpu, prefill_tokens=everyone, **kw)[0]
     prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng)
     detail = _("decode: {gb:.2f} GB read per step over {gpus} at {eff:.0%} of {bw:.0f} GB/s"
                " + {layers} layers x {us:.0f} us ({engine})").format(
@@ -401,7 +429,10 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
                                           bw=gpu.bandwidth_gbps, tflops=gpu.bf16_tflops)
     elif stack:
         detail += _("; {card} runs {stack}").format(card=gpu.display, stack=gpu.stack_text)
-    return ServeSpeed(decode_per_sequence=per_seq, decode_aggregate=per_seq * users,
+    if p["prefill"]:
+        detail += _("; under load each step also prefills {tokens:.0f} prompt tokens of the other"
+                    " users in chunks ({ms:.1f} ms)").format(tokens=others, ms=p["prefill"] * 1e3)
+    return ServeSpeed(decode_per_sequence=per_seq, decode_aggregate=aggregate,
                       prefill=prefill, engine=asked if eng == asked else eng, detail=detail)
 
 

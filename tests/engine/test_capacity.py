@@ -11,7 +11,7 @@ import pytest
 
 import engine
 from engine import catalog
-from engine.capacity import CONTEXT_STEP, LARGEST_METHODS, MAX_USERS
+from engine.capacity import CONTEXT_STEP, LARGEST_METHODS, MAX_USERS, _split
 from engine.i18n import _
 from engine.parse import parse
 from engine.plan import ranked_plans
@@ -36,10 +36,14 @@ BOXES = ("qwen3-32b inference gpu=4090 gpus=8", "llama-3.1-8b inference gpu=4090
 
 
 def forward(text: str, **update: object) -> Plan | None:
-    """The forward answer's plan for the box, as the sizing question would ask it."""
-    req = parse(text).model_copy(update=update)
-    spec, _notes = resolve_model(req.model)
-    req, _native = with_native_format(spec, req)
+    """The forward answer's plan for the box, as the sizing question would ask it (a context
+    split into prompt and answer as the box's own request splits it: the answer a reasoning
+    model gives, whose prompts the other users' decode steps then carry)."""
+    base = parse(text)
+    spec, _notes = resolve_model(base.model)
+    base = prepared(spec, base)
+    split = _split(base, update["context"]) if "context" in update else {}  # type: ignore[arg-type]
+    req, _native = with_native_format(spec, base.model_copy(update={**update, **split}))
     plans, _m, _e = ranked_plans(spec, req, today=TODAY, book=price_book())
     return plans[0] if plans else None
 

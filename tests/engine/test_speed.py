@@ -291,3 +291,42 @@ def test_speed_details_are_translated() -> None:
 ])
 def test_pretraining_reference_models_resolve(repo: str, name: str) -> None:
     assert _spec(repo).name == name
+
+
+# -- under load --------------------------------------------------------------------------------
+
+
+def test_other_users_prompts_are_prefilled_inside_the_decode_steps() -> None:
+    assert speed.interleaved_prompt_tokens(1, 1000, 1000) == (0.0, 0.0)
+    assert speed.interleaved_prompt_tokens(32, 4000, 1000) == (124.0, 128.0)
+    assert speed.interleaved_prompt_tokens(32, 4000, 0) == (0.0, 0.0)  # no answer length
+    spec, gpu = _spec("llama-3.1-8b"), GPUS["h100-sxm"]
+    # 256 users of short sequences: compute-bound steps, where the prompts cost time (in a
+    # bandwidth-bound step they ride under the weight and KV reads)
+    kw = dict(quant="bf16", context=2000, users=256, kv_bytes=2, tp=1, pp=1)
+    idle = speed.serve_speed(spec, gpu, **kw)
+    busy = speed.serve_speed(spec, gpu, prompt=1500, output=500, **kw)
+    assert busy.decode_per_sequence < idle.decode_per_sequence
+    assert busy.decode_aggregate < busy.decode_per_sequence * 256  # its own prompt too
+    assert "prefills 765 prompt tokens" in busy.detail
+    # the prompt work each step carries is its tokens at the prefill rate
+    rate, _u = speed.prefill_tokens_per_s(spec, gpu, quant="bf16", context=2000, tp=1,
+                                          engine="vllm")
+    _s, parts = speed.decode_step_s(spec, gpu, quant="bf16", context=2000, users=256, kv_bytes=2,
+                                    tp=1, engine="vllm", prefill_tokens=765.0)
+    assert parts["prefill"] == pytest.approx(765.0 / rate)
+
+
+def test_full_load_holds_sequences_at_their_mean_length() -> None:
+    from engine.parse import parse
+    from engine.plan import Strategy, best_full_load, full_load, users_held
+    req = parse("llama-3.3-70b inference gpu=h200 gpus=2 tp=2 quant=fp8 kv=fp8 prompt=1024 "
+                "output=8192 context=9216")
+    spec, gpu = _spec("llama-3.3-70b"), GPUS["h200"]
+    s = Strategy(2, 1, 1, None, "none")
+    load = full_load(spec, req, gpu, 2, s)
+    at_end = users_held(spec, req, s, 2, gpu)
+    at_mean = users_held(spec, req.model_copy(update={"context": 1024 + 4096}), s, 2, gpu)
+    assert load.users == at_mean > at_end  # paged KV: sequences live at P + O/2 on average
+    best = best_full_load(spec, req, gpu, 2)
+    assert best is not None and best.tokens_per_s >= load.tokens_per_s

@@ -169,8 +169,8 @@ def test_reference_that_cannot_be_evaluated_names_what_it_needs(report) -> None:
 def test_summary_counts_rows_that_cannot_be_evaluated(report) -> None:
     ok = report.evaluate(next(r for r in REFS if r["metric"] == "train_gpu_hours"
                               and "needs" not in r and r.get("kind", "measurement") == "measurement"))
-    bad = report.evaluate(_ref("zzzz-unknown-model-9 pretrain gpu=h100 gpus=8 tokens=1T", "train_gpu_hours", 1.0,
-                               "GPU-hours"))
+    bad = report.evaluate(_ref("zzzz-unknown-model-9 pretrain gpu=h100 gpus=8 tokens=1T",
+                               "train_gpu_hours", 1.0, "GPU-hours"))
     text = report.render([ok, bad])
     line = next(x for x in text.splitlines() if x.startswith("| train_gpu_hours |"))
     assert line.endswith("| 1 |") and "| 15% |" in line
