@@ -20,7 +20,7 @@ def test_a_record_round_trips_through_its_hash_fields() -> None:
     record = ThreadRecord(stage=Stage.BUDGET, version=3, created_by="U1", root=Root.QUESTION,
                           answer_ts="1.2", card_version=2, card={"blocks": [], "text": "卡"},
                           result={"gpu": "h100-sxm"}, question_ts="1.3",
-                          question=Question.BUDGET)
+                          question=Question.BUDGET, lang="zh")
     fields = to_fields(**{name: getattr(record, name) for name in FIELDS})
     assert set(fields) == set(FIELDS.values()) and None not in fields.values()
     assert from_fields(fields) == record
