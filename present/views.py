@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.i18n import N_, _
 from present import blockkit
-from present.actions import Detail, View
+from present.actions import Action, Detail, View
 
 TITLE_CHARS = 24  # Slack's most in a view's title
 MODAL_BLOCKS = 100
@@ -149,7 +149,7 @@ def form_view(*, methods: list[tuple[str, str]], gpus: list[tuple[str, str]],
     `read_from`: the message the shortcut read, quoted above the inputs with `notes` on how it
     was read (what was assumed, two readings to pick from)."""
     given = prefill or {}
-    model: dict[str, Any] = {"type": "external_select", "action_id": "form_model",
+    model: dict[str, Any] = {"type": "external_select", "action_id": Action.FORM_MODEL.value,
                              "placeholder": _plain(_("Type a model name or a Hub id"), 150),
                              "min_query_length": 1}
     if given.get("model"):
