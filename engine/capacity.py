@@ -9,8 +9,9 @@ What stops one more user is read from that failing forward answer: the KV cache 
 parts), or the first token comes too late (prefill compute).
 
 Training: the largest catalog model each training method runs on the box, and for the model asked
-the fastest recipe (checkpointing, micro-batch, offload) that fits, all by the forward answer;
-what stops the next larger model and the next faster recipe is read from their failing answers.
+the fastest recipe (sharding, checkpointing, micro-batch, offload) that fits, all by the forward
+answer; what stops the next larger model and the next faster recipe is read from their failing
+answers.
 
 MODEL `largest` (or MODEL left out when gpu= and gpus= name a box) asks the reverse question for
 the model itself: the largest catalog model the method runs on the box (serving: at the service
@@ -26,6 +27,7 @@ from engine import catalog, speed
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.i18n import N_, _, counted
+from engine.memory import GIB
 from engine.plan import ranked_plans
 from engine.prices import PriceBook
 from engine.recommend import method_name
@@ -43,8 +45,6 @@ LIMITS = {"kv-memory": N_("KV cache memory"), "bandwidth": N_("memory bandwidth 
           "compute": N_("compute (decode)"), "prefill": N_("prefill compute (first token)"),
           "cap": N_("the 100,000-user bound")}
 FIT_WORDS = {"fits": N_("fits"), "tight": N_("runs tight, under the headroom kept")}
-
-GIB = 1024**3
 
 Forward = Callable[[Request], Plan | None]
 # the request the forward answer would ask for a model (engine.sizing.prepared: a reasoning model's
