@@ -12,7 +12,15 @@ from datetime import date
 import pytest
 
 import engine
-from engine.launch import engine_tables, unknown_keys, unknown_options
+from engine.bom import step_tokens
+from engine.launch import (
+    LF_ATTN_TARGETS,
+    LF_OPTIM,
+    engine_tables,
+    unknown_keys,
+    unknown_options,
+)
+from engine.parse import parse
 from engine.schema import Answer, Launch, Plan
 
 PROGRAMS = {"vllm": "vllm", "python": "sglang", "llama-server": "llama.cpp",
@@ -200,3 +208,40 @@ def test_a_box_you_own_is_launched_at_its_capacity(text: str) -> None:
     command = ans.plans[0].launch[0].commands[0]
     assert int(_flag(command, "--max-num-seqs") or 0) == row.users
     assert int(_flag(command, "--max-model-len") or 0) == row.context == context
+
+
+@pytest.mark.parametrize("text", [
+    "llama-3.1-8b full-finetune gpu=h100-sxm gpus=8 checkpointing=selective fused_step=true",
+    "7B full-finetune loss=chunked tokens=1B", "llama-3.1-8b lora targets=attn tokens=200M",
+    "7B full-finetune offload=activations", "7B full-finetune precision=fp16 gpu=a100-80gb gpus=4",
+    "llama-3.1-8b qlora gpu=4090 optimizer=paged-adamw-8bit"])
+def test_the_trainer_s_arguments_follow_the_recipe(text: str) -> None:
+    """LLaMA-Factory's arguments: the optimizer step holds the speed model's tokens, tokens= is
+    a step count, the loss, targets, precision and optimizer are the recipe's, and what the
+    trainer cannot do is said beside the command."""
+    plan = _top(text)
+    launch = plan.launch[0]
+    if launch.engine != "llamafactory":
+        pytest.skip(f"{launch.engine} plan")
+    req = parse(text)
+    s = plan.settings
+    job = dict(line.split(": ", 1) for line in launch.files["train.yaml"].splitlines())
+    seq, batch, acc = (int(job[k]) for k in ("cutoff_len", "per_device_train_batch_size",
+                                             "gradient_accumulation_steps"))
+    step = seq * batch * acc * s.dp
+    target = step_tokens(req, plan.gpus)
+    assert abs(step - target) <= seq * batch * s.dp / 2 + 1e-9  # the nearest whole accumulation
+    assert f"{step:,} tokens per optimizer step" in " ".join(launch.notes)
+    if req.tokens:
+        assert int(job["max_steps"]) == max(1, round(req.tokens / step))
+    assert ("enable_liger_kernel" in job) == (req.loss == "chunked")
+    if req.spec.adapters:
+        assert job["lora_target"] == ("all" if req.targets == "all" else LF_ATTN_TARGETS)
+    assert job["optim"] == LF_OPTIM[req.optimizer_used]
+    assert ("fp16" in job) == (req.precision == "fp16")
+    assert ("bf16" in job) == (req.precision in ("bf16", "fp8"))
+    notes = " ".join(launch.notes)
+    assert ("selective recomputation is Megatron's" in notes) == (s.checkpointing == "selective")
+    assert ("fused_step" in notes) == req.fused_step
+    assert ("activation offload is not a LLaMA-Factory option" in notes) == (
+        s.offload == "activations")
