@@ -72,8 +72,14 @@ def largest_model(req: Request, today: date, book: PriceBook) -> tuple[ModelFit,
                              "lora gpu=4090 gpus=8."))
     fit, spec = largest_fit(req, today, book, prepared)
     if spec is None:
+        card = catalog.gpus()[req.gpu].display
+        if req.is_serving:
+            raise UnknownModel(_("{gpus} x {card} serves none of the catalog's models to {users} "
+                                 "at {floor:g} tokens/s each: {why}.").format(
+                gpus=req.gpus, card=card, users=counted(req.users, "user"),
+                floor=req.decode_floor, why=fit.limit))
         raise UnknownModel(_("{gpus} x {card} runs none of the catalog's models with {method}: "
-                             "{why}.").format(gpus=req.gpus, card=catalog.gpus()[req.gpu].display,
+                             "{why}.").format(gpus=req.gpus, card=card,
                                               method=recommend.method_name(req.method),
                                               why=fit.limit))
     return fit, spec

@@ -182,6 +182,9 @@ def test_largest_needs_a_box() -> None:
         engine.ask("largest lora gpu=4090", today=TODAY)
     with pytest.raises(engine.ParseError):
         parse("lora gpu=4090")  # no count, no box: MODEL is still missing
+    smallest = min(catalog.models().values(), key=lambda m: m.params)
+    with pytest.raises(engine.UnknownModel, match=f"serves none.*{smallest.display}"):
+        engine.ask("largest inference gpu=l4 gpus=1 users=2000", today=TODAY)
 
 
 def test_fastest_recipe_is_the_fastest_that_fits() -> None:
