@@ -121,6 +121,7 @@ exit 0
 """
 
 
+@pytest.mark.slow  # git, deploy/release.sh and kubectl as commands
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is missing")
 def test_release_tags_by_version_and_commit_and_pins_digests(tmp_path: Path) -> None:
     engine = tmp_path / "docker"

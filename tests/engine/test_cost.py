@@ -114,6 +114,7 @@ def test_job_cost_for_tokens() -> None:
     assert plan.cost.job.rent == pytest.approx(plan.cost.rent.per_gpu_hour * 8 * hours, rel=1e-2)
 
 
+@pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
 @settings(max_examples=25, deadline=None)
 @given(low=st.integers(20, 2_000), extra=st.integers(0, 3_000),
        query=st.sampled_from(["13B full-finetune", "llama-3.1-8b lora", "qwen2.5-7b serve users=20"]))

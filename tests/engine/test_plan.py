@@ -121,6 +121,7 @@ def test_template_sizes_match_the_request() -> None:
 SIZES = st.sampled_from(["1B", "3B", "7B", "13B", "34B", "70B"])
 
 
+@pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
 @settings(max_examples=25, deadline=None)
 @given(seq=st.sampled_from([512, 1024, 2048, 4096]), batch=st.integers(1, 8),
        method=st.sampled_from(["full-finetune", "lora", "qlora"]))
@@ -143,6 +144,7 @@ def test_larger_model_never_needs_less_memory(a: str, b: str, method: str) -> No
     assert mem(q.format(small)).total <= mem(q.format(large)).total
 
 
+@pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
 @settings(max_examples=20, deadline=None)
 @given(stage=st.integers(0, 2), gpus=st.sampled_from([2, 4, 8]))
 def test_sharding_never_grows_memory(stage: int, gpus: int) -> None:
@@ -159,6 +161,7 @@ def test_answer_for_takes_any_spec_without_the_catalog() -> None:
     assert ans.plans[0].memory.fits and ans.model.template
 
 
+@pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
 def test_every_catalog_model_answers_every_method() -> None:
     for name in catalog.models():
         for method in ("full-finetune", "lora", "qlora", "inference", "pretrain"):

@@ -36,9 +36,10 @@ def _errors(report, path: str, metric: str) -> list[float]:
     ("references.toml", "train_peak_memory", 0.10, 15),
     ("references.toml", "inference_memory", 0.05, 8),
     ("references.toml", "weights_size", 0.03, 20),
-    ("speed_references.toml", "decode_tokens_per_s", 0.20, 20),
-    ("speed_references.toml", "prefill_tokens_per_s", 0.30, 40),
-    ("speed_references.toml", "train_tokens_per_s", 0.20, 20),
+    # every speed reference replayed: seconds each (the slow tier)
+    pytest.param("speed_references.toml", "decode_tokens_per_s", 0.20, 20, marks=pytest.mark.slow),
+    pytest.param("speed_references.toml", "prefill_tokens_per_s", 0.30, 40, marks=pytest.mark.slow),
+    pytest.param("speed_references.toml", "train_tokens_per_s", 0.20, 20, marks=pytest.mark.slow),
 ])
 def test_median_error_within_aim(report, path: str, metric: str, aim: float, at_least: int) -> None:
     errors = _errors(report, path, metric)
@@ -47,6 +48,7 @@ def test_median_error_within_aim(report, path: str, metric: str, aim: float, at_
 
 
 
+@pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
 def test_gpu_hours_at_the_scale_of_the_runs(report) -> None:
     """Pre-training GPU-hours depend on the GPU count: rows that name none are judged at the
     smallest count that finishes within the deadline (report.at_deadline), pinned rows as they
