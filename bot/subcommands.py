@@ -7,8 +7,8 @@ row's usage; `gpusize_commands_total` counts it under `row.name`. Anything that 
 sizing question in the grammar the CLI uses.
 
 Adding a sub-command: a row here, a handler (`async (Call) -> list[str]`, the sections of the
-private reply; refuse with ParseError or permissions.Refused, which the asker reads as is) and a
-test.
+private reply; refuse with any UserError (engine/errors.py: ParseError, permissions.Refused...),
+which the asker reads as is) and a test.
 """
 
 from __future__ import annotations
