@@ -266,10 +266,13 @@ def test_a_follow_up_answers_again_and_retires_the_card_it_supersedes(
             retired = [u for u in slack.of("chat.update") if u.body["ts"] == thread]
             assert retired and "Superseded" in text_of(retired[-1])
 
-            # the same change again changes nothing and says so
+            # the same change again changes nothing and says so, to its author only
+            posted = len(slack.of("chat.postMessage"))
             assert await dialog.follow_up(team=TEAM, channel=CHANNEL, thread_ts=thread,
                                           user="U0CAROL", text="full-finetune")
-            assert "Nothing to change" in slack.of("chat.postMessage")[-1].body["text"]
+            told = slack.of("chat.postEphemeral")[-1].body
+            assert told["user"] == "U0CAROL" and "Nothing to change" in told["text"]
+            assert len(slack.of("chat.postMessage")) == posted
             # small talk in the thread is not for the bot; nor is a thread it never stored
             assert not await dialog.follow_up(team=TEAM, channel=CHANNEL, thread_ts=thread,
                                               user="U0CAROL", text="thanks, looks good")
