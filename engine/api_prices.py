@@ -200,6 +200,9 @@ def compare(plan: Plan, spec: ModelSpec, req: Request, book: PriceBook,
     full = (monthly / (capacity * DAYS_PER_MONTH * (prompt + answer) / 1e6)
             if monthly is not None and capacity else None)
     verdict = _verdict(offers, monthly, per_m, full, capacity, currency, mode)
+    other = _other_way(plan, mode, offers, requests, capacity, currency)
+    if other:
+        verdict += _("; ") + other
     return ApiComparison.build(
         currency=currency, mode=mode, monthly=_round(monthly), requests_per_day=round(requests, 1),
         tokens_per_month=round(tokens), prompt_tokens=prompt, answer_tokens=answer,
@@ -261,6 +264,31 @@ def _verdict(offers: list[ApiOffer], monthly: float | None, per_m: float | None,
              "requests a day").format(way=way, self_monthly=money(monthly, currency),
                                       api_monthly=money(cheapest.monthly, currency),
                                       provider=cheapest.provider, even=even or 0)
+
+
+def _other_way(plan: Plan, mode: str | None, offers: list[ApiOffer], requests: float,
+               capacity: float | None, currency: str) -> str:
+    """The way the answer did not choose (buying when it rents, renting when it buys), against
+    the cheapest API: its cost a month and the traffic at which it would pay off."""
+    c = plan.cost
+    if c is None or not offers or mode is None:
+        return ""
+    if mode == "rent" and c.buy_allowed and c.buy.monthly_total:
+        way, monthly = _("buying"), c.buy.monthly_total
+    elif mode == "buy" and c.rent_allowed and c.rent.monthly:
+        way, monthly = _("renting"), c.rent.monthly
+    else:
+        return ""
+    cheapest = min(offers, key=lambda o: o.monthly or 0.0)
+    if not cheapest.monthly or not requests:
+        return ""
+    even = monthly / (cheapest.monthly / requests)  # the API's cost a month per request a day
+    if capacity is not None and even > capacity:
+        return _("{way} instead ({monthly} a month) never pays off against it within the "
+                 "{capacity:,.0f} requests a day the plan carries").format(
+            way=way, monthly=money(monthly, currency), capacity=capacity)
+    return _("{way} instead ({monthly} a month) pays off against it above {even:,.0f} requests "
+             "a day").format(way=way, monthly=money(monthly, currency), even=even)
 
 
 def unit_price(amount: float | None, currency: str) -> str:

@@ -154,3 +154,25 @@ def test_break_even_is_said_only_where_the_plan_reaches_it(text: str) -> None:
             assert "never pays off" in line and "pays off above" not in line, line
         else:
             assert f"pays off above {even:,.0f} requests a day" in line, line
+
+
+@pytest.mark.parametrize("text", ["qwen3-32b inference gpu=4090 gpus=8 requests=10k output=500",
+                                  "qwen3-32b inference requests=10k prompt=2000 output=500",
+                                  "deepseek-v3 inference requests=1M"])
+def test_the_way_not_chosen_is_priced_against_the_cheapest_api(text: str) -> None:
+    """Buying when the answer rents (renting when it buys): its cost a month over the cheapest
+    API's cost per request a day is where it pays off, said only within what the plan carries."""
+    plan = engine.ask(text, today=TODAY).plans[0]
+    api, cost = plan.api, plan.cost
+    assert api is not None and cost is not None and api.offers
+    other = cost.buy.monthly_total if api.mode == "rent" else cost.rent.monthly
+    allowed = cost.buy_allowed if api.mode == "rent" else cost.rent_allowed
+    if not (other and allowed):
+        assert " instead (" not in api.verdict
+        return
+    cheapest = min(api.offers, key=lambda o: o.monthly or 0.0)
+    even = other / (cheapest.monthly / api.requests_per_day)  # type: ignore[operator]
+    if api.capacity_requests_per_day and even > api.capacity_requests_per_day:
+        assert "instead" in api.verdict and "never pays off" in api.verdict.split("instead")[1]
+    else:
+        assert f"above {even:,.0f} requests a day" in api.verdict.split("instead")[1]
