@@ -41,9 +41,9 @@ LARGEST_METHODS = ("full-finetune", "lora", "qlora")
 RECIPE_KNOBS = (("checkpointing", ("none", "selective", "full")), ("batch", (1, 2, 4, 8)),
                 ("offload", ("none", "optimizer")))
 ZERO_STAGES = (0, 1, 2, 3)  # DDP, then ZeRO-1/2/3 (FSDP): sharding is a recipe knob on several cards
-LIMITS = {"kv-memory": N_("KV cache memory"), "bandwidth": N_("memory bandwidth (decode)"),
-          "compute": N_("compute (decode)"), "prefill": N_("prefill compute (first token)"),
-          "cap": N_("the 100,000-user bound")}
+LIMITS = {"weights": N_("the weights' memory"), "kv-memory": N_("KV cache memory"),
+          "bandwidth": N_("memory bandwidth (decode)"), "compute": N_("compute (decode)"),
+          "prefill": N_("prefill compute (first token)"), "cap": N_("the 100,000-user bound")}
 FIT_WORDS = {"fits": N_("fits"), "tight": N_("runs tight, under the headroom kept")}
 
 Forward = Callable[[Request], Plan | None]
@@ -136,6 +136,14 @@ def limit_of(spec: ModelSpec, gpu: GpuSpec, req: Request, failed: Plan | None,
     """What stops one more user, read from the forward answer that fails."""
     if users >= MAX_USERS:
         return "cap", _(LIMITS["cap"])
+    if failed is not None and failed.verdict == "no" and users == 0:
+        m = failed.memory
+        fixed = m.weights + m.overhead + m.activations  # all but the KV cache
+        room = m.usable or m.capacity
+        if fixed > room:
+            return "weights", _("the weights alone take {need:.1f} GiB per GPU before any KV "
+                                "cache, over the {room:.1f} GiB the engine may use").format(
+                need=fixed / GIB, room=room / GIB)
     if failed is None or failed.verdict == "no":
         return "kv-memory", _("{users} x {context} tokens of KV cache no longer fit the "
                               "cards").format(users=users_text(users + 1), context=context)

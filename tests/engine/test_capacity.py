@@ -76,7 +76,8 @@ def test_the_json_answer_agrees_end_to_end() -> None:
 def test_limits_read_from_the_failing_answer() -> None:
     ans = engine.ask("qwen3-32b inference gpu=4090 gpus=8", today=TODAY)
     rows = ans.capacity.rows  # type: ignore[union-attr]
-    assert {r.limit for r in rows} <= {"kv-memory", "bandwidth", "compute", "prefill", "cap"}
+    assert {r.limit for r in rows} <= {"weights", "kv-memory", "bandwidth", "compute", "prefill",
+                                       "cap"}
     assert rows[0].limit == "kv-memory"  # 24 GB cards: the KV cache runs out first
     fast = engine.ask("qwen3-30b-a3b inference gpu=h100-sxm gpus=1 min_speed=40", today=TODAY)
     assert any(r.limit in ("bandwidth", "compute") for r in fast.capacity.rows)  # type: ignore[union-attr]
@@ -296,3 +297,16 @@ def test_sampled_boxes_report_users_that_meet_and_one_more_that_does_not(text: s
             assert meets(forward(text, users=row.users, context=row.context)), row
         if row.users < MAX_USERS:
             assert not meets(forward(text, users=row.users + 1, context=row.context)), row
+
+
+def test_a_box_the_weights_alone_overflow_says_so() -> None:
+    """Not even one user: when the weights, overhead and activations alone pass what the engine
+    may use, that is the limit, not the KV cache."""
+    text = "qwen2.5-72b inference gpu=4090 gpus=2"
+    cap = engine.ask(text, today=TODAY).capacity
+    assert cap is not None and cap.rows[0].users == 0 and cap.rows[0].limit == "weights"
+    plan = forward(text, users=1, context=cap.rows[0].context)
+    assert plan is not None and plan.verdict == "no"
+    m = plan.memory
+    assert m.weights + m.overhead + m.activations > (m.usable or m.capacity)
+    assert f"{(m.weights + m.overhead + m.activations) / 2**30:.1f} GiB" in cap.text
