@@ -170,6 +170,8 @@ class SlackEdge:
                         raise ValueError("a slash command without its ids")
                     return
                 document = json.loads(form["payload"][0]) if "payload" in form else {"type": "-"}
+                if "payload" in form:
+                    _check_interactive_shape(document)
             if not isinstance(document, dict) or not isinstance(document.get("type"), str):
                 raise ValueError("not an object with a type")
         except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
@@ -188,6 +190,39 @@ class SlackEdge:
             return message
 
         return bounded
+
+
+# Interactive payloads: the fields Bolt and the listeners read, in the shapes Slack sends them.
+# A signed payload that breaks one of these is the sender's error (400), not the bot's (500).
+OBJECT_FIELDS = ("user", "team", "channel", "container", "message", "view", "state", "enterprise")
+ID_FIELDS = ("user", "team", "channel")
+
+
+def _check_interactive_shape(document: Any) -> None:
+    if not isinstance(document, dict):
+        raise ValueError("not an object")
+    for name in OBJECT_FIELDS:
+        if document.get(name) is not None and not isinstance(document[name], dict):
+            raise ValueError(f"{name} is not an object")
+    for name in ID_FIELDS:
+        if isinstance(document.get(name), dict) and not isinstance(document[name].get("id"), str):
+            raise ValueError(f"{name} has no id")
+    if "actions" in document or document.get("type") in ("block_actions", "interactive_message"):
+        actions = document.get("actions")
+        if not isinstance(actions, list) or not actions or not all(
+                isinstance(a, dict) and isinstance(a.get("action_id", a.get("name")), str)
+                for a in actions):
+            raise ValueError("actions are not a list of actions")
+        if not isinstance(document.get("user"), dict):
+            raise ValueError("an action without its user")
+    if document.get("type") in ("view_submission", "view_closed") and not (
+            isinstance(document.get("view"), dict)
+            and isinstance(document["view"].get("callback_id", ""), str)
+            and isinstance((document["view"].get("state") or {}).get("values", {}), dict)):
+        raise ValueError("a view submission without its view")
+    for name in ("callback_id", "action_id", "value"):
+        if document.get(name) is not None and not isinstance(document[name], str):
+            raise ValueError(f"{name} is not a string")
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

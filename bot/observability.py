@@ -7,10 +7,14 @@ import contextvars
 import json
 import logging
 import re
+import threading
 import time
 import uuid
+from http.server import ThreadingHTTPServer
+from typing import Any
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Histogram
+from prometheus_client.exposition import MetricsHandler
 
 COMMANDS = Counter("gpusize_commands_total", "slash commands by outcome", ["outcome"])
 REQUEST_SECONDS = Histogram(
@@ -100,15 +104,54 @@ def uvicorn_log_config(level: str = "INFO") -> dict[str, object]:
                         for name in ("uvicorn", "uvicorn.error", "uvicorn.access")}}
 
 
-def serve_metrics(*, host: str, port: int) -> bool:
+METRICS_TIMEOUT_S = 5.0  # a scrape takes milliseconds; a connection idle this long is closed
+
+
+class BoundedMetricsServer(ThreadingHTTPServer):
+    """prometheus_client's own server starts a thread per connection without end: 1,000
+    half-open connections held 1,000 threads (issue 26). Here at most `max_connections` are
+    served at once (one more is closed at once, and counted), and each must send its request
+    and take its answer within `timeout_s`."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], *, max_connections: int, timeout_s: float) -> None:
+        handler = type("Handler", (MetricsHandler,), {"timeout": timeout_s,
+                                                      "log_message": lambda *a: None})
+        self.slots = threading.BoundedSemaphore(max_connections)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            EDGE_REJECTED.labels("metrics-busy").inc()
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except Exception:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
+def serve_metrics(*, host: str, port: int, max_connections: int = 16,
+                  timeout_s: float = METRICS_TIMEOUT_S) -> BoundedMetricsServer | None:
     """/metrics on a port of its own (a daemon thread), off the public one. A port that cannot
-    be bound costs the metrics, not the bot: False and a log line."""
+    be bound costs the metrics, not the bot: None and a log line."""
     try:
-        start_http_server(port, addr=host)
+        server = BoundedMetricsServer((host, port), max_connections=max_connections,
+                                      timeout_s=timeout_s)
     except OSError as err:
         log.error("metrics not served on %s:%d: %s", host, port, err)
-        return False
-    return True
+        return None
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+    return server
 
 
 def configure_logging(secrets: list[str], level: int = logging.INFO) -> None:

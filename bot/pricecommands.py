@@ -8,13 +8,15 @@ import re
 import shlex
 from datetime import UTC, date, datetime
 
+from pydantic import ValidationError
+
 from bot import feeds, pricetables
 from bot.limits import Limit, allow
 from bot.permissions import ADMIN_UNKNOWN
 from bot.pricestore import PriceRecord, PriceStore, QuotaFull, new_id
 from engine import catalog
 from engine.i18n import N_, _
-from engine.parse import ParseError, parse_money
+from engine.parse import ParseError, parse_money, validation_problem
 from engine.prices import KIND_TEXT, STALE_DAYS, PriceRejected, price_book
 from present.blockkit import clean_field, user_ref
 
@@ -96,14 +98,21 @@ def parse_quote(text: str, *, team_user: str, today: date,
             raise ParseError(_("date={date} is not YYYY-MM-DD.").format(
                 date=options["date"][:20])) from None
     gpus = int(item.split(":")[1].split("x")[0]) if item.startswith("server:") else 1
-    record = PriceRecord(id=quote_id or new_id("q"), item=item, kind=kind, gpus=gpus,
-                         low=money.amount,
-                         high=money.amount, currency=currency,
-                         region="china" if currency == "CNY" else "global",
-                         source=f"vendor quote: {options.get('vendor') or 'unnamed vendor'}",
-                         origin="quote", vendor=options.get("vendor", ""), entered_by=team_user,
-                         quoted=quoted, recorded_at=datetime.now(UTC),
-                         note=options.get("note", ""))
+    try:
+        record = PriceRecord(id=quote_id or new_id("q"), item=item, kind=kind, gpus=gpus,
+                             low=money.amount, high=money.amount, currency=currency,
+                             region="china" if currency == "CNY" else "global",
+                             source=f"vendor quote: {options.get('vendor') or 'unnamed vendor'}",
+                             origin="quote", vendor=options.get("vendor", ""),
+                             entered_by=team_user, quoted=quoted, recorded_at=datetime.now(UTC),
+                             note=options.get("note", ""))
+    except ValidationError as err:  # an amount past any price (buy 20000000000): said, not lost
+        first = err.errors()[0]
+        field = "amount" if first["loc"] and first["loc"][0] in ("low", "high") else \
+            ".".join(map(str, first["loc"]))
+        raise ParseError(_("quote not recorded: {reason}").format(
+            reason=f"{field} {validation_problem(str(first['type']), first.get('ctx') or {})}"),
+            token=amount_word if field == "amount" else "") from None
     try:
         record.check(today)
     except PriceRejected as err:

@@ -139,7 +139,8 @@ def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
                            settings.slack_app_token.get_secret_value()
                            if settings.slack_app_token else ""])
     workers.warm_up()  # answer workers up before the first question
-    obs.serve_metrics(host=settings.metrics_host, port=settings.metrics_port)
+    obs.serve_metrics(host=settings.metrics_host, port=settings.metrics_port,
+                      max_connections=settings.metrics_max_connections)
     if socket_mode:
         return _socket_mode(settings)
     import uvicorn

@@ -99,6 +99,8 @@ class Settings(BaseSettings):
     metrics_port: int = Field(DEFAULT_METRICS_PORT, ge=1, le=65535,
                               description="/metrics, off the public port")
     metrics_host: str = Field("127.0.0.1", description="where /metrics listens (0.0.0.0 in a pod)")
+    metrics_max_connections: int = Field(16, ge=1, le=1024, description="/metrics connections "
+                                         "served at once (a thread each); more are closed")
 
 
 class WorkerSettings(BaseSettings):

@@ -27,3 +27,77 @@ def test_one_member_cannot_open_threads_without_end(make_bot: Any, slack: SlackS
                "text": "<@UBOT0001> 70B lora", "ts": "1700000500.000100"}, event_id="EvMention")
     private = slack.wait_for("chat.postEphemeral")[0].body
     assert "more new threads" in json.dumps(private)
+
+
+MALFORMED_ACTIONS = [
+    {"type": "block_actions"},
+    {"type": "block_actions", "actions": "answer_method_lora"},
+    {"type": "block_actions", "actions": [None], "user": {"id": "U0BOB"}},
+    {"type": "block_actions", "actions": [{"action_id": 7, "value": {"x": 1}}],
+     "user": "U0BOB", "channel": ["C0CHAN"], "team": None, "container": 3},
+    {"type": "block_actions", "actions": [{"action_id": "answer_method_lora", "value": "1|lora"}],
+     "user": {"id": None}, "channel": {"id": 5}, "team": {"id": []}, "message": "x"},
+    {"type": "view_submission", "view": "not a view", "user": {"id": "U0BOB"}},
+    {"type": "view_submission", "view": {"callback_id": None, "state": {"values": 1}}},
+    {"type": "shortcut", "callback_id": {"a": 1}},
+    {"type": "block_suggestion", "action_id": None, "value": 3},
+    {"type": "interactive_message", "actions": [{}], "callback_id": []},
+]
+
+
+def test_a_malformed_signed_payload_is_never_a_server_error(make_bot: Any,
+                                                            slack: SlackStub) -> None:
+    """A payload that is signed (so it passed the edge) but not what Slack sends: acknowledged
+    or refused with a 4xx, never a 500 (Slack retries those and shows the user an error)."""
+    from urllib.parse import urlencode
+
+    bot = make_bot()
+    for payload in MALFORMED_ACTIONS:
+        body = urlencode({"payload": json.dumps(payload)}).encode()
+        status, text = bot.post(body, "application/x-www-form-urlencoded")
+        assert status < 500, (payload, status, text)
+    # and the bot still answers the next real request
+    assert bot.command("13B lora")[0] == 200
+    slack.wait_for("chat.postMessage")
+
+
+def test_an_acknowledged_quote_past_any_price_is_answered(make_bot: Any, slack: SlackStub) -> None:
+    """`quote ... buy 20000000000` was acknowledged and never answered (a validation error in
+    the job): an error is an answer."""
+    bot = make_bot()
+    status, _body = bot.command("quote H100 buy 20000000000", response_url=slack.response_url())
+    assert status == 200
+    said = json.dumps(slack.wait_for("response_url")[0].body)
+    assert "quote not recorded" in said and "amount" in said
+
+
+def test_half_open_connections_cannot_hold_the_metrics_server(tmp_path: Any) -> None:
+    """1,000 half-open connections to /metrics held 1,000 threads: now a bounded number is
+    served, the rest are closed at once, idle ones time out, and a scrape gets through after."""
+    import socket
+    import threading
+    import time
+    import urllib.request
+
+    from bot import observability as obs
+    from tests.harness import free_port
+
+    port = free_port()
+    server = obs.serve_metrics(host="127.0.0.1", port=port, max_connections=8, timeout_s=0.5)
+    assert server is not None
+    before = threading.active_count()
+    idle = []
+    try:
+        for _ in range(300):  # connect, send nothing
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+        time.sleep(0.2)
+        assert threading.active_count() - before <= 8
+        time.sleep(1.0)  # past the timeout: the held ones are closed, their threads end
+        assert threading.active_count() - before <= 1
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            assert r.status == 200 and b"gpusize_commands_total" in r.read()
+    finally:
+        for s in idle:
+            s.close()
+        server.shutdown()
+        server.server_close()

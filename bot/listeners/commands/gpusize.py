@@ -171,6 +171,10 @@ def run_subcommand(parts: Parts) -> Handler:
         except RedisError:
             REDIS_ERRORS.labels("command").inc()
             sections = [_(STORE_DOWN)]
+        except Exception as err:  # acknowledged work is answered: an error is an answer too
+            COMMANDS.labels("failed").inc()
+            log.exception("a /gpusize sub-command failed")
+            sections = [failure_text(err)]
         msg = Notice("\n\n".join(sections))
         await parts.replies.respond(AsyncRespond(response_url=command["response_url"] or None),
                                     response_type="ephemeral", text=msg.text, blocks=msg.blocks)
