@@ -1,4 +1,5 @@
-"""The red team's attacks on acknowledged work (issue 16, items 2, 4, 9, 10), repeated against
+"""The red team's attacks on acknowledged work (issue 16, items 2, 4, 9, 10; issue 26, items 2-5),
+repeated against
 the real parts: a throwaway redis-server (append-only, as deployed), the Slack Web API stand-in
 and the bot as real processes (tests/harness.py), all on loopback. Prints tried / held / lost for
 each attack, and what durability costs (Redis commands per answer, ack latency).
@@ -6,21 +7,26 @@ each attack, and what durability costs (Redis commands per answer, ack latency).
 GPUSIZE_TEST_ANSWER_DELAY_S (test-only) holds each answer 1 s in its worker so that the stop or
 the kill lands while answers are in flight, as they would with a slow engine or a busy pool.
 
-Run: .venv/bin/python bench/attacks_jobs.py
+Run: .venv/bin/python bench/attacks_jobs.py            (all)
+     .venv/bin/python bench/attacks_jobs.py --issue26  (issue 26's attacks only)
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import statistics
+import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -163,26 +169,6 @@ def kill_14() -> dict[str, Any]:
         return verdict("kill -9 with 14 in flight", 14, top_level(r.slack), channels,
                        f"{before} answered before the kill, the rest taken over "
                        f"{done:.1f} s after it; {threads}/14 threads stored")
-
-
-def kill_in_the_window(trials: int = 5) -> dict[str, Any]:
-    """The window left, aimed at: kill the bot as soon as Slack has received a post (the
-    stand-in records a call before it replies), i.e. around the memo write."""
-    doubled = 0
-    for trial in range(trials):
-        with rig() as r:
-            first = r.bot(**IN_FLIGHT)
-            channel = f"C0WIN{trial}"
-            first.command("13B lora", channel=channel)
-            r.slack.wait_for("chat.postMessage", timeout=30)
-            first.kill()
-            r.bot(JOB_CLAIM_IDLE_S="2")
-            time.sleep(3)
-            settle(r.slack)
-            doubled += top_level(r.slack)[channel] > 1
-    print(f"{'kill -9 aimed at the post/memo window':<46} tried {trials:>3}  "
-          f"posted twice {doubled}", flush=True)
-    return {"attack": "kill in the window", "tried": trials, "twice": doubled}
 
 
 def retries_15() -> dict[str, Any]:
@@ -351,15 +337,278 @@ def _percentiles(values: list[float], q: int) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * q / 100))] * 1000, 1)
 
 
-def main() -> int:
+# -- issue 26: acknowledged means recorded, answered once, fair queues --------------------------
+
+
+def posted(slack: SlackStub) -> Counter[str]:
+    """Top-level messages Slack holds per channel, whether or not the bot heard back."""
+    with slack.lock:
+        return Counter(m["channel"] for m in slack.messages if not m["thread_ts"])
+
+
+def _send_all(bot: Bot, channels: list[str], text: str = "13B lora",
+              user: Callable[[int], str] = lambda n: f"U0A{n:03d}",
+              workers: int = 8) -> list[tuple[int, str, float]]:
+    """Send one command per channel concurrently: (status, body, ack seconds) each."""
+    def one(n: int) -> tuple[int, str, float]:
+        start = time.monotonic()
+        code, body = bot.command(text, channel=channels[n], user=user(n))
+        return code, body, time.monotonic() - start
+
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(one, range(len(channels))))
+
+
+def slow_redis(seconds: int, commands: int) -> dict[str, Any]:
+    """Issue 26 item 2: commands acknowledged while Redis is blocked (was: all lost)."""
+    with rig() as r:
+        bot = r.bot()
+        bot.command("7B inference", channel="C0WARM")
+        wait_until(lambda: "C0WARM" in top_level(r.slack))
+        sleeper = threading.Thread(target=lambda: r.redis.command("DEBUG", "SLEEP",
+                                                                  str(seconds)))
+        sleeper.start()
+        time.sleep(0.2)
+        channels = [f"C0SLOW{n:02d}" for n in range(commands)]
+        acks = _send_all(bot, channels, workers=commands)
+        sleeper.join()
+        wait_until(lambda: all(posted(r.slack)[c] for c in channels), timeout=120)
+        settle(r.slack, 2.0)
+        told = sum("held here" in body for _code, body, _s in acks)
+        return verdict(f"{commands} commands during a {seconds} s DEBUG SLEEP", commands,
+                       posted(r.slack), channels,
+                       f"acks 200: {sum(c == 200 for c, _b, _s in acks)}, ack max "
+                       f"{max(s for _c, _b, s in acks):.2f} s; {told} told privately it was "
+                       f"held, the rest recorded in time")
+
+
+def redis_full(requests: int = 16, threads: int = 5) -> dict[str, Any]:
+    """Issue 26 item 3: Redis at maxmemory with noeviction (the bundled policy), set here with
+    CONFIG SET (was: 9 of 16 acknowledged and dropped, 5 of 5 threads evicted)."""
+    with rig() as r:
+        bot = r.bot()
+        keep = [f"C0KEEP{n}" for n in range(threads)]
+        for channel in keep:
+            bot.command("13B lora", channel=channel)
+        wait_until(lambda: len(r.redis.command("KEYS", "gpusize:v1:conv:*:C0KEEP*")) == threads)
+        settle(r.slack)
+        stored = {k: r.redis.command("HGETALL", k)
+                  for k in r.redis.command("KEYS", "gpusize:v1:conv:*:C0KEEP*")}
+        r.redis.command("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        r.redis.command("SET", "filler", "x" * 2_000_000)
+        r.redis.command("CONFIG", "SET", "maxmemory", "1000000")
+        channels = [f"C0FULL{n:02d}" for n in range(requests)]
+        acks = _send_all(bot, channels, workers=4)
+        settle(r.slack, 2.0)
+        refused = sum("store is full" in body for _c, body, _s in acks)
+        answered = sum(1 for c in channels if posted(r.slack)[c])
+        dropped = requests - refused - answered
+        kept = sum(r.redis.command("HGETALL", k) == v for k, v in stored.items())
+        r.redis.command("CONFIG", "SET", "maxmemory", "0")
+        bot.command("13B lora", channel=channels[0])
+        again = wait_until(lambda: posted(r.slack)[channels[0]] == 1, timeout=30)
+        line = (f"{'Redis at maxmemory (noeviction)':<46} tried {requests:>3}  refused in the "
+                f"ack {refused}  answered {answered}  acknowledged and dropped {dropped}  "
+                f"threads kept {kept}/{threads}  answered once there was room: {again}")
+        print(line, flush=True)
+        return {"attack": "redis full", "tried": requests, "held": refused + answered,
+                "lost": dropped + (threads - kept), "doubled": 0}
+
+
+def kill_in_the_window_26(trials: int = 5) -> dict[str, Any]:
+    """Issue 26 item 4: kill -9 after Slack took the post, before the bot heard back (the
+    stand-in holds its reply 1 s), then a new process takes the job over."""
+    doubled = held = 0
+    looked = 0
+    for trial in range(trials):
+        with rig() as r:
+            first = r.bot(**IN_FLIGHT)
+            channel = f"C0WIN{trial}"
+            r.slack.delay_s = 1.0
+            first.command("13B lora", channel=channel)
+            r.slack.wait_for("chat.postMessage", timeout=30)
+            first.kill()
+            r.slack.delay_s = 0
+            r.bot(JOB_CLAIM_IDLE_S="2")
+            wait_until(functools.partial(_has_thread, r.redis, channel), timeout=60)
+            settle(r.slack)
+            doubled += posted(r.slack)[channel] > 1
+            held += posted(r.slack)[channel] == 1
+            looked += bool(r.slack.of("conversations.history"))
+    print(f"{'kill -9 after Slack took the post (issue 26)':<46} tried {trials:>3}  held "
+          f"{held:>3}  lost {trials - held - doubled:>2}  doubled {doubled:>2}  (the re-run "
+          f"looked in the channel {looked} times)", flush=True)
+    return {"attack": "kill in the window", "tried": trials, "held": held,
+            "lost": trials - held - doubled, "doubled": doubled}
+
+
+def _has_thread(redis: RedisServer, channel: str) -> bool:
+    return bool(redis.command("KEYS", f"gpusize:v1:conv:*:{channel}:*"))
+
+
+def replica_kill(commands: int = 64) -> dict[str, Any]:
+    """Issue 26 item 4: two replicas share the work; one is SIGKILLed mid-work (was: 5 of 64
+    posted twice)."""
+    with rig() as r:
+        a, b = r.bot(**IN_FLIGHT), r.bot(**IN_FLIGHT)
+        channels = [f"C0REP{n:02d}" for n in range(commands)]
+        _send_all(a, channels[::2])
+        _send_all(b, channels[1::2], user=lambda n: f"U0B{n:03d}")
+        wait_until(lambda: sum(posted(r.slack).values()) >= 4, timeout=60)
+        before = sum(posted(r.slack)[c] for c in channels)
+        a.kill()
+        wait_until(lambda: all(posted(r.slack)[c] for c in channels), timeout=180)
+        settle(r.slack, 2.0)
+        return verdict(f"a replica SIGKILLed, {commands} commands", commands, posted(r.slack),
+                       channels, f"{before} answered before the kill, the rest by the other "
+                       f"replica or taken over from the dead one")
+
+
+def aof_restart(commands: int = 80) -> dict[str, Any]:
+    """Issue 26 item 4: Redis SIGKILLed mid-work and restarted from its append-only file
+    (was: 6 of 80 posted twice)."""
+    with rig() as r:
+        bot = r.bot(**IN_FLIGHT)
+        channels = [f"C0AOF{n:02d}" for n in range(commands)]
+        _send_all(bot, channels)
+        wait_until(lambda: sum(posted(r.slack).values()) >= 4, timeout=60)
+        assert r.redis.process is not None
+        r.redis.process.kill()
+        r.redis.process.wait()
+        r.redis.process = None
+        time.sleep(1.5)
+        r.redis.start(appendonly=True)
+        wait_until(lambda: all(posted(r.slack)[c] for c in channels), timeout=240)
+        settle(r.slack, 2.0)
+        return verdict(f"Redis kill -9 + AOF restart, {commands} in flight", commands,
+                       posted(r.slack), channels, "Redis down 1.5 s")
+
+
+def replayed_entries(replays: int = 3) -> dict[str, Any]:
+    """Issue 26 item 4: a finished job's stream entry added again (was: posted twice)."""
+    with rig() as r:
+        bot = r.bot(GPUSIZE_TEST_ANSWER_DELAY_S="1")
+        bot.command("13B lora", channel="C0REPLAY")
+        entry: list[Any] = []
+        wait_until(lambda: bool(entry.extend(r.redis.command(
+            "XRANGE", "gpusize:v1:jobs", "-", "+")) or entry), timeout=10)
+        wait_until(lambda: posted(r.slack)["C0REPLAY"] == 1)
+        wait_until(lambda: r.redis.command("XLEN", "gpusize:v1:jobs") == 0)
+        for _n in range(replays):
+            r.redis.command("XADD", "gpusize:v1:jobs", "*", "job", entry[0][1]["job"])
+        wait_until(lambda: r.redis.command("XLEN", "gpusize:v1:jobs") == 0)
+        settle(r.slack, 2.0)
+        twice = posted(r.slack)["C0REPLAY"] - 1
+        print(f"{'a finished entry replayed':<46} tried {replays:>3}  held "
+              f"{replays - twice:>3}  doubled {twice:>2}", flush=True)
+        return {"attack": "replayed entry", "tried": replays, "held": replays - twice,
+                "doubled": twice}
+
+
+def member_backlog(flood: int = 150) -> dict[str, Any]:
+    """Issue 26 item 5: one member's backlog past the 64-job read-ahead against another
+    member's answer and acks (was: 59.8 s against 0.06 s alone)."""
+    with rig() as r:
+        bot = r.bot(GPUSIZE_TEST_ANSWER_DELAY_S="0.2", THREAD_LIMIT_PER_HOUR="1000")
+        alone = _answer_latency(bot, r.slack, "C0ALONE", "U0OTHER")
+        channels = [f"C0FLOOD{n:03d}" for n in range(flood)]
+        _send_all(bot, channels, text="7B inference", user=lambda _n: "U0FLOODER")
+        during = _answer_latency(bot, r.slack, "C0DURING", "U0OTHER")
+        acks = []
+        for n in range(10):
+            start = time.perf_counter()
+            bot.command("help", channel=f"C0ACK{n}", user="U0OTHER")
+            acks.append(time.perf_counter() - start)
+        left = flood - sum(1 for c in channels if posted(r.slack)[c])
+        wait_until(lambda: all(posted(r.slack)[c] for c in channels), timeout=300)
+        settle(r.slack)
+        return verdict(f"one member's {flood}-job backlog vs another's answer", flood,
+                       posted(r.slack), channels,
+                       f"the other's answer {alone * 1000:.0f} ms alone, {during * 1000:.0f} ms "
+                       f"during (with {left} of the flood still waiting); their acks during: "
+                       f"max {max(acks) * 1000:.0f} ms")
+
+
+def chatter(messages: int = 100) -> dict[str, Any]:
+    """Issue 26 item 5: chatter in a bot thread (was: each reply cost a job slot)."""
+    with rig() as r:
+        bot = r.bot()
+        bot.command("13B lora")
+        r.redis.wait_for_conversation(ROOT_TS, field="_answer_ts")
+        before = len(r.redis.command("KEYS", "gpusize:v1:jobrec:*"))
+        words = ["thanks!", "nice", "sharing with the team", "lol", "ok 👍", "谢谢"]
+        for n in range(messages):
+            bot.event({"type": "message", "channel": "C0CHAN", "user": f"U0T{n % 7}",
+                       "text": words[n % len(words)], "ts": f"17000007{n:02d}.{n}",
+                       "thread_ts": ROOT_TS}, event_id=f"EvT{n}")
+        jobs = len(r.redis.command("KEYS", "gpusize:v1:jobrec:*")) - before
+        start = time.monotonic()
+        bot.event({"type": "message", "channel": "C0CHAN", "user": "U0ASK", "text": "users=9",
+                   "ts": "1700000999.1", "thread_ts": ROOT_TS}, event_id="EvTAsk")
+        wait_until(lambda: any("concurrent users: 9" in (c.body.get("text") or "")
+                               for c in r.slack.of("chat.postMessage")))
+        took = time.monotonic() - start
+        print(f"{'chatter in a thread':<46} tried {messages:>3}  jobs recorded {jobs}  "
+              f"a real reply after it answered in {took * 1000:.0f} ms", flush=True)
+        return {"attack": "chatter", "tried": messages, "held": messages - jobs,
+                "lost": 0, "doubled": 0}
+
+
+def rate_limited(retry_after: int = 30) -> dict[str, Any]:
+    """Issue 26 item 5: Slack answers 429 with Retry-After 30 (was: an unrelated answer waited
+    59 s behind the sleeping job slots)."""
+    with rig() as r:
+        bot = r.bot(JOB_MAX_IN_FLIGHT="1")
+        bot.command("7B inference", channel="C0WARM")
+        wait_until(lambda: "C0WARM" in top_level(r.slack))
+        r.slack.retry_after = str(retry_after)
+        r.slack.fail_next.append({"status": 429, "body": {"ok": False, "error": "ratelimited"}})
+        start = time.monotonic()
+        bot.command("7B inference", channel="C0LIMITED", user="U0LIMITED")
+        r.slack.wait_for("chat.postMessage", 2, timeout=30)
+        other = _answer_latency(bot, r.slack, "C0OTHER", "U0OTHER")
+        wait_until(lambda: posted(r.slack)["C0LIMITED"] == 1, timeout=retry_after + 30)
+        limited = time.monotonic() - start
+        settle(r.slack)
+        return verdict(f"Slack 429 Retry-After {retry_after} s, one job slot", 2,
+                       posted(r.slack), ["C0LIMITED", "C0OTHER"],
+                       f"another member's answer {other * 1000:.0f} ms; the limited one "
+                       f"{limited:.1f} s after its command (Retry-After honoured)")
+
+
+def poison(entries: int = 3) -> dict[str, Any]:
+    """Issue 26 item 5: stream entries no job can be read from, ahead of a real one (was: the
+    job behind stalled)."""
+    with rig() as r:
+        bot = r.bot()
+        for n in range(entries):
+            r.redis.command("XADD", "gpusize:v1:jobs", "*", "job", "{not json" * (n + 1))
+        start = time.monotonic()
+        bot.command("7B inference", channel="C0BEHIND")
+        wait_until(lambda: posted(r.slack)["C0BEHIND"] == 1)
+        took = time.monotonic() - start
+        dead = r.redis.command("XLEN", "gpusize:v1:jobsdead")
+        print(f"{'poison entries ahead of a job':<46} tried {entries:>3}  set aside {dead:>3}  "
+              f"the job behind answered in {took * 1000:.0f} ms", flush=True)
+        return {"attack": "poison", "tried": entries, "held": dead, "lost": entries - dead}
+
+
+ISSUE_26 = (lambda: slow_redis(4, 6), lambda: slow_redis(6, 12), redis_full,
+            kill_in_the_window_26, replica_kill, aof_restart, replayed_entries, member_backlog,
+            chatter, rate_limited, poison)
+
+
+def main(argv: list[str]) -> int:
     print(f"attacks on acknowledged work, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs",
           flush=True)
-    results = [sigterm_20(), kill_14(), kill_in_the_window(), retries_15(), killed_worker(),
-               orphans_after_kill(), chart_flood("100"), chart_flood("6"), cost()]
+    results = [] if "--issue26" in argv else [
+        sigterm_20(), kill_14(), retries_15(), killed_worker(), orphans_after_kill(),
+        chart_flood("100"), chart_flood("6"), cost()]
+    results += [attack() for attack in ISSUE_26]
     lost = sum(int(r.get("lost", 0)) + int(r.get("doubled", 0)) for r in results)
     print(f"lost or doubled in all: {lost}")
     return 1 if lost else 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

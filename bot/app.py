@@ -10,7 +10,6 @@ from redis.asyncio import Redis
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
@@ -22,7 +21,7 @@ from bot.dialog import Dialog
 from bot.digest import Digests
 from bot.home import Home
 from bot.intake import Intake
-from bot.jobs import Job, Jobs
+from bot.jobs import Job, Jobs, RateLimits
 from bot.language import Languages
 from bot.limits import Limit
 from bot.parts import Parts
@@ -41,8 +40,9 @@ def web_client(settings: Settings) -> AsyncWebClient:
                             base_url=settings.slack_api_url,
                             timeout=max(1, round(settings.slack_timeout_s)))
     # slack_sdk installs only the connection-error handler by default: honour 429 Retry-After
+    # (inside a job by deferring it, never by sleeping in a job slot: bot.jobs.RateLimits)
     client.retry_handlers = [AsyncConnectionErrorRetryHandler(max_retry_count=2),
-                             AsyncRateLimitErrorRetryHandler(max_retry_count=2),
+                             RateLimits(max_retry_count=2),
                              AsyncServerErrorRetryHandler(max_retry_count=2)]
     return client
 

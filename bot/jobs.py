@@ -43,6 +43,10 @@ from prometheus_client import Counter, Gauge, Histogram
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 
 from bot import keys
 
@@ -61,6 +65,10 @@ JOB_WAIT_SECONDS = Histogram("gpusize_job_wait_seconds", "from the ack to the jo
 MEMO_TTL_S = 86400  # a job's memo outlives any retry of it; deleted as soon as it is done
 DONE_TTL_S = 86400  # a finished job's marker: a replay of its entry within a day is not re-run
 MARK_EVENT = "gpusize_job"  # message metadata event type: which job and step posted a message
+MEMBER_SHARE = 4  # a member's jobs in the stream at once; the rest wait in their backlog
+MEMBER_BACKLOG = 200  # a member's jobs waiting beyond that; past it a request is refused (BUSY)
+DEAD_LETTERS_KEPT = 1000  # entries set aside (unreadable, or given up), newest kept
+MAX_INLINE_WAIT_S = 2.0  # outside a job (before an ack), a 429 is waited out only this long
 MAX_DEFERRALS = 40  # a job deferred (Redis gone, Slack rate limit) more often is given up
 DEFER_MAX_S = 30.0  # the longest pause between two tries of a deferred job
 DEAD_CONSUMER_IDLE_MS = 3_600_000
@@ -69,16 +77,69 @@ RECORDED_TTL_S = 3600  # a job's own dedupe key: resubmitting it from the outbox
 OUTBOX_MAX_JOBS = 1000  # jobs held in one process while Redis is slow: bounded memory (~2 KiB each)
 OUTBOX_TIMEOUT_S = 5.0  # a resubmission has no ack waiting on it: give a slow Redis time
 
-# KEYS[1..n-1] dedupe keys, KEYS[n] the stream. ARGV[1] the job (JSON), ARGV[2..n] each dedupe
-# key's TTL. Nothing is set unless everything is new: a retry is dropped only when its job is in.
+# Fair share across processes: at most `share` jobs of one member are in the stream at a time
+# (the set of their entry ids); the rest wait, recorded, in the member's backlog (a list) and
+# enter the stream one by one as theirs finish. The stream (and each process's read-ahead) so
+# holds a few jobs of every member with work, never one member's whole backlog.
+# KEYS[1] the stream, KEYS[2] the member's entries in it (set), KEYS[3] the member's backlog
+# (list), KEYS[4] members with a backlog (set).
+PROMOTE = """
+local function promote(share, owner)
+  while redis.call('SCARD', KEYS[2]) < share do
+    local job = redis.call('LINDEX', KEYS[3], 0)
+    if not job then break end
+    local added = redis.pcall('XADD', KEYS[1], '*', 'job', job)
+    if type(added) == 'table' and added.err then break end  -- full: it stays in the backlog
+    redis.call('LPOP', KEYS[3])
+    redis.pcall('SADD', KEYS[2], added)
+  end
+  if redis.call('LLEN', KEYS[3]) == 0 then redis.call('SREM', KEYS[4], owner) end
+end
+"""
+
+# KEYS[5..] dedupe keys. ARGV[1] the job (JSON), ARGV[2] share, ARGV[3] backlog cap, ARGV[4] the
+# member, ARGV[5..] each dedupe key's TTL. Nothing is set unless everything is new: a retry is
+# dropped only when its job is in. The first write is a SET: under maxmemory it fails first.
 SUBMIT = """
-for i = 1, #KEYS - 1 do
+for i = 5, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then return false end
 end
-for i = 1, #KEYS - 1 do
-  redis.call('SET', KEYS[i], '1', 'EX', ARGV[i + 1])
+local waiting = redis.call('LLEN', KEYS[3])
+if waiting >= tonumber(ARGV[3]) then return 'busy' end
+for i = 5, #KEYS do
+  redis.call('SET', KEYS[i], '1', 'EX', ARGV[i])
 end
-return redis.call('XADD', KEYS[#KEYS], '*', 'job', ARGV[1])
+if waiting == 0 and redis.call('SCARD', KEYS[2]) < tonumber(ARGV[2]) then
+  local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
+  redis.call('SADD', KEYS[2], id)
+  return id
+end
+redis.call('RPUSH', KEYS[3], ARGV[1])
+redis.call('SADD', KEYS[4], ARGV[4])
+return 'waiting'
+"""
+
+# KEYS[5] the job's memo, KEYS[6] its done-marker. ARGV[1] the group, ARGV[2] the entry id,
+# ARGV[3] share, ARGV[4] the member, ARGV[5] the done-marker's TTL ('' for an entry dropped
+# unrun). Acknowledged, removed, memo dropped, done-marker set, the member's next job let in.
+FINISH = PROMOTE + """
+local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('SREM', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[5])
+promote(tonumber(ARGV[3]), ARGV[4])
+if ARGV[5] ~= '' then redis.pcall('SET', KEYS[6], '1', 'EX', ARGV[5]) end
+return acked
+"""
+
+# ARGV[1] share, ARGV[2] the member: entries gone from the stream without FINISH (dead-lettered
+# unreadable ones, a flushed stream) no longer count against the member's share.
+REPAIR = PROMOTE + """
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if #redis.call('XRANGE', KEYS[1], id, id) == 0 then redis.call('SREM', KEYS[2], id) end
+end
+promote(tonumber(ARGV[1]), ARGV[2])
+return redis.call('LLEN', KEYS[3])
 """
 
 
@@ -108,6 +169,7 @@ class Submitted(Enum):
     HELD = "held"  # Redis did not confirm in time: held in this process's outbox and resubmitted
     #                (idempotently) until it does; ack and tell the person it is delayed
     REFUSED = "refused"  # Redis is full (OOM) or the outbox is: not taken; tell the person
+    BUSY = "busy"  # the member already has MEMBER_BACKLOG jobs waiting: not taken; tell them
 
 
 Refused = Callable[[], Awaitable[None]]  # tells the person a held job was given up on
@@ -285,6 +347,33 @@ async def posted_once(what: str, post: Callable[[Marker | None], Awaitable[str]]
     return result
 
 
+class RateLimits(AsyncRateLimitErrorRetryHandler):
+    """Slack's 429 and its Retry-After. Inside a job the wait never holds a job slot: the job is
+    deferred for Retry-After (its done steps memoized) and this run stops. Outside a job (before
+    an ack) a wait up to MAX_INLINE_WAIT_S is waited out; a longer one is not retried."""
+
+    async def _can_retry_async(self, *, state: RetryState, request: HttpRequest,
+                               response: HttpResponse | None = None,
+                               error: Exception | None = None) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        wait = retry_after_s(response)
+        ctx = CURRENT.get()
+        if ctx is not None and ctx.durable:
+            ctx.defer(wait, "rate limited")
+            JOBS.labels("rate_limited").inc()
+            return False
+        return wait <= MAX_INLINE_WAIT_S
+
+
+def retry_after_s(response: HttpResponse) -> float:
+    for name, values in response.headers.items():
+        if name.lower() == "retry-after":
+            with contextlib.suppress(ValueError, IndexError, TypeError):
+                return max(0.0, float(values[0] if isinstance(values, list) else values))
+    return 1.0
+
+
 # -- the queue ---------------------------------------------------------------------------------------
 
 
@@ -300,17 +389,22 @@ class Entry:
 
 class Jobs:
     def __init__(self, redis: Redis, *, claim_idle_s: float = 15, max_in_flight: int = 8,
-                 per_user: int = 2, read_ahead: int = 64) -> None:
+                 per_user: int = 2, read_ahead: int = 64, share: int = MEMBER_SHARE,
+                 backlog: int = MEMBER_BACKLOG) -> None:
         self.redis = redis
         self.claim_idle_s = claim_idle_s
         self.max_in_flight = max_in_flight
         self.per_user = per_user
         self.read_ahead = max(read_ahead, max_in_flight)
+        self.share = max(1, share)
+        self.backlog = max(1, backlog)
         self.handlers: dict[str, Handler] = {}
         self.give_up: GiveUp | None = None
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.stream = keys.jobs_stream()
         self._submit = redis.register_script(SUBMIT)
+        self._finish_script = redis.register_script(FINISH)
+        self._repair = redis.register_script(REPAIR)
         self._queued: dict[str, collections.deque[Entry]] = {}
         self._turns: collections.deque[str] = collections.deque()  # owners with queued jobs
         self._running: dict[str, asyncio.Task[None]] = {}  # stream id -> task
@@ -352,8 +446,9 @@ class Jobs:
                       timeout_s: float) -> Submitted:
         try:
             added = await asyncio.wait_for(self._submit(
-                keys=[*(k for k, _ttl in dedupe), self.stream],
-                args=[job.encode(), *(str(ttl) for _k, ttl in dedupe)]), timeout_s)
+                keys=[*self._member_keys(job.owner), *(k for k, _ttl in dedupe)],
+                args=[job.encode(), self.share, self.backlog, job.owner,
+                      *(str(ttl) for _k, ttl in dedupe)]), timeout_s)
         except (RedisConnectionError, ConnectionRefusedError):
             # nothing reached Redis: run it in this process (answering beats silence)
             JOBS.labels("unrecorded").inc()
@@ -374,8 +469,15 @@ class Jobs:
         if added is None:
             JOBS.labels("duplicate").inc()
             return Submitted.DUPLICATE
-        JOBS.labels("queued").inc()
+        if added == "busy":
+            JOBS.labels("refused_busy").inc()
+            return Submitted.BUSY
+        JOBS.labels("queued" if added != "waiting" else "queued_backlog").inc()
         return Submitted.QUEUED
+
+    def _member_keys(self, owner: str) -> list[str]:
+        return [self.stream, keys.job_active(owner), keys.job_backlog(owner),
+                keys.jobs_backlogged()]
 
     # -- the outbox: jobs acknowledged while Redis was slow -------------------------------------
 
@@ -482,11 +584,18 @@ class Jobs:
                 await self.redis.xgroup_delconsumer(self.stream, keys.JOBS_GROUP,
                                                     consumer["name"])
 
+    async def _repair_backlogs(self) -> None:
+        """Members with a backlog: entries of theirs gone from the stream without finishing
+        stop counting against their share, and their next jobs are let in."""
+        for owner in await self.redis.srandmember(keys.jobs_backlogged(), 50) or []:
+            await self._repair(keys=self._member_keys(owner), args=[self.share, owner])
+
     async def _claim_idle(self) -> None:
         """Take over jobs a dead or stopped process held for longer than claim_idle_s."""
         self._claims += 1
         if self._claims % 100 == 1:
             await self._forget_dead_consumers()
+        await self._repair_backlogs()
         start = "0-0"
         for _page in range(10):
             room = self.read_ahead - self._held_count()
@@ -513,16 +622,22 @@ class Jobs:
             return
         try:
             job = Job.decode(fields["job"])
-        except (KeyError, ValueError, TypeError):
-            log.error("job %s unreadable; dropped", stream_id)
-            task = asyncio.create_task(self._drop(stream_id))
-            self._cleanup.add(task)
-            task.add_done_callback(self._cleanup.discard)
+            if not (isinstance(job.kind, str) and isinstance(job.payload, dict)
+                    and isinstance(job.owner, str) and isinstance(job.id, str)):
+                raise TypeError("not a job")
+        except Exception as err:  # a poison entry never stalls the ones behind it
+            log.error("job %s unreadable (%s); set aside", stream_id, type(err).__name__)
+            self._in_background(self._dead_letter(stream_id, fields, "unreadable"))
             return
         queue = self._queued.setdefault(job.owner, collections.deque())
         if not queue and job.owner not in self._turns:
             self._turns.append(job.owner)
         queue.append(Entry(stream_id, job, claimed))
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._cleanup.add(task)
+        task.add_done_callback(self._cleanup.discard)
 
     def _held_count(self) -> int:
         return len(self._running) + len(self._deferred) + sum(
@@ -606,6 +721,10 @@ class Jobs:
             if self.give_up is not None:
                 with contextlib.suppress(Exception):
                     await self.give_up(job)
+            with contextlib.suppress(RedisError, OSError):
+                await self.redis.xadd(keys.jobs_dead(), {
+                    "entry": entry.stream_id, "reason": "given up", "job": job.encode(),
+                    "at": str(time.time())}, maxlen=DEAD_LETTERS_KEPT, approximate=True)
             await self._finish(entry)
             return
         defer_s = await self._execute(job, attempt=entry.attempt, memo=entry.memo)
@@ -661,27 +780,32 @@ class Jobs:
         return ctx.defer_s
 
     async def _finish(self, entry: Entry, *, done: bool = True) -> None:
-        """Done: acknowledged, removed from the stream, its memo dropped and its done-marker
-        set, in one transaction (a replay of the entry is then never run again)."""
+        """Done: acknowledged, removed from the stream, its memo dropped, its done-marker set
+        (a replay of the entry is then never run again) and the member's next waiting job let
+        into the stream, in one script."""
+        owner = entry.job.owner
         for _try in range(3):
             try:
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.xack(self.stream, keys.JOBS_GROUP, entry.stream_id)
-                    pipe.xdel(self.stream, entry.stream_id)
-                    pipe.delete(keys.job_memo(entry.job.id))
-                    if done:
-                        pipe.set(keys.job_done(entry.job.id), "1", ex=DONE_TTL_S)
-                    await pipe.execute()
+                await self._finish_script(
+                    keys=[*self._member_keys(owner), keys.job_memo(entry.job.id),
+                          keys.job_done(entry.job.id)],
+                    args=[keys.JOBS_GROUP, entry.stream_id, self.share, owner,
+                          str(DONE_TTL_S) if done else ""])
                 return
             except (RedisError, OSError):
                 await asyncio.sleep(0.5)
         log.warning("job %s done but not acknowledged: it may be re-run (memoized)",
                     entry.stream_id)
 
-    async def _drop(self, stream_id: str) -> None:
-        """An entry no job can be read from: acknowledged and removed."""
+    async def _dead_letter(self, stream_id: str, fields: Any, reason: str) -> None:
+        """Set an entry aside (`jobs_dead`, the newest DEAD_LETTERS_KEPT kept) and remove it."""
+        raw = fields.get("job") if isinstance(fields, dict) else None
+        JOBS.labels("dead_letter").inc()
         with contextlib.suppress(RedisError, OSError):
             async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.xadd(keys.jobs_dead(), {"entry": stream_id, "reason": reason,
+                                             "job": str(raw)[:65536], "at": str(time.time())},
+                          maxlen=DEAD_LETTERS_KEPT, approximate=True)
                 pipe.xack(self.stream, keys.JOBS_GROUP, stream_id)
                 pipe.xdel(self.stream, stream_id)
                 await pipe.execute()

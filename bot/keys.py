@@ -143,6 +143,26 @@ def job_memo(job_id: str) -> str:
     return f"{PREFIX}:jobmemo:{job_id}"
 
 
+def job_active(owner: str) -> str:
+    """Set: the stream ids of a member's jobs now in the stream (at most bot.jobs' share)."""
+    return f"{PREFIX}:jobactive:{owner}"
+
+
+def job_backlog(owner: str) -> str:
+    """List: a member's recorded jobs waiting for a place in the stream, oldest first."""
+    return f"{PREFIX}:jobbacklog:{owner}"
+
+
+def jobs_backlogged() -> str:
+    """Set: the members with a backlog (checked by every process's claim pass)."""
+    return f"{PREFIX}:jobbacklogged"
+
+
+def jobs_dead() -> str:
+    """Stream: entries set aside (unreadable, or given up after their tries), newest kept."""
+    return f"{PREFIX}:jobsdead"
+
+
 def job_done(job_id: str) -> str:
     """Set when a job is done (with its XACK): a replay of its stream entry is not run again."""
     return f"{PREFIX}:jobdone:{job_id}"

@@ -80,3 +80,5 @@ STORE_FULL = N_("My store is full, so I could not take this request: nothing was
                 "nothing will be answered. Please try again in a few minutes.")
 NOT_RECORDED = N_("I could not save your request while my store was not answering, so it will "
                   "not be answered. Please ask again.")
+BUSY = N_("You already have {count} requests waiting for an answer, so I did not take this one. "
+         "The ones waiting will be answered; ask again after them.")

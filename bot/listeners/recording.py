@@ -10,10 +10,10 @@ from typing import Any
 
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot.jobs import Refused, Submitted
+from bot.jobs import MEMBER_BACKLOG, Refused, Submitted
 from bot.language import Languages
 from bot.replies import Notice, Replies
-from bot.words import NOT_RECORDED, STORE_FULL, STORE_SLOW
+from bot.words import BUSY, NOT_RECORDED, STORE_FULL, STORE_SLOW
 from engine.i18n import _, current, language
 
 
@@ -23,6 +23,8 @@ def note(outcome: Submitted) -> str | None:
         return _(STORE_SLOW)
     if outcome is Submitted.REFUSED:
         return _(STORE_FULL)
+    if outcome is Submitted.BUSY:
+        return _(BUSY).format(count=MEMBER_BACKLOG)
     return None
 
 

@@ -117,7 +117,7 @@ def guarded(parts: Parts, kind: str) -> Listener:
         await ack()
         if outcome is Submitted.UNRECORDED:  # Redis down: answer here, best effort
             await parts.jobs.run_here(job)
-        elif outcome in (Submitted.HELD, Submitted.REFUSED):
+        elif outcome in (Submitted.HELD, Submitted.REFUSED, Submitted.BUSY):
             set_language(await parts.languages.of(team, user))
             await recording.tell(parts.replies, outcome, channel=channel, user=user,
                                  thread_ts=thread_ts)

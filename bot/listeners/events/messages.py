@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 
 from bot import keys, limits
+from bot.dialog import NO_BUDGET
 from bot.jobs import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import REDIS_ERRORS
@@ -35,9 +36,14 @@ _unrecorded: set[asyncio.Task[None]] = set()  # run or said here, after the 200
 
 
 def asks_the_bot(text: str) -> bool:
-    """Would the bot have answered this message? (Chatter gets no apology either.)"""
+    """Would the bot have answered this message? (Chatter gets no job and no apology.) A reply
+    it reads, one it would refuse (a ParseError is said privately), or "no budget" to its
+    budget question; any other thread message is people talking."""
+    cleaned = clean_input(text)
+    if NO_BUDGET.search(cleaned):
+        return True
     try:
-        return read_reply(clean_input(text)) is not None
+        return read_reply(cleaned) is not None
     except Exception:
         return True
 
@@ -78,8 +84,8 @@ def record(parts: Parts) -> Callable[..., Awaitable[BoltResponse | None]]:
                 "message", "app_mention"):
             return await next()
         job = job_of(body)
-        if job is None:
-            return BoltResponse(status=200, body="")
+        if job is None or (job.kind == "message" and not asks_the_bot(job.payload["text"])):
+            return BoltResponse(status=200, body="")  # chatter costs no job slot
         p = job.payload
         dedupe = [(keys.message_seen(p["team"], p["channel"], p["ts"]), SEEN_TTL_S)]
         if body.get("event_id"):
@@ -90,7 +96,7 @@ def record(parts: Parts) -> Callable[..., Awaitable[BoltResponse | None]]:
         if outcome is Submitted.UNRECORDED:
             # without Redis, answering (perhaps twice) beats not answering
             _in_background(jobs.run_here(job))
-        elif outcome in (Submitted.HELD, Submitted.REFUSED):  # said after the 200, privately
+        elif outcome in (Submitted.HELD, Submitted.REFUSED, Submitted.BUSY):  # said after the 200, privately
             _in_background(tell(outcome, p))
         return BoltResponse(status=200, body="")
 
