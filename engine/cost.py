@@ -38,7 +38,7 @@ from datetime import date
 from typing import NamedTuple
 
 from engine.catalog import GPUS_PER_SERVER, GpuSpec
-from engine.i18n import N_, _, counted
+from engine.i18n import N_, _, counted, money
 from engine.market import CHINA_REGIONS, Access, market_word
 from engine.prices import Price, PriceBook
 from engine.request import Request
@@ -368,12 +368,18 @@ def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> P
                     stale_purchases=stale_buys)
 
 
-def break_even_phrase(hours: float | None, *, said: float | None = None) -> str | None:
+def break_even_phrase(hours: float | None, *, said: float | None = None,
+                      listing: bool = False) -> str | None:
     """The break-even use as every rendering words it: a month has HOURS_PER_MONTH hours, so a
     break-even above that says renting stays cheaper, never "pays off above 1,319 h/month".
-    `said`: the hours= the asker gave, to say which side of the line they are on."""
+    `said`: the hours= the asker gave, to say which side of the line they are on. `listing`:
+    the rent is a per-card listing that a dedicated server costs far more than
+    (dedicated_phrase follows), so the phrase says which rate it holds at."""
     if hours is None:
         return None
+    if listing:
+        plain = break_even_phrase(hours, said=said)
+        return _("at the per-card listing's rate, {phrase}").format(phrase=plain)
     if hours > HOURS_PER_MONTH:
         text = _("renting stays cheaper at any use (buying would pay off only above "
                  "{hours:,.0f} h/month, more than the {month} h a month has)").format(
@@ -386,6 +392,18 @@ def break_even_phrase(hours: float | None, *, said: float | None = None) -> str 
         return _("buying pays off above {hours:,.0f} h/month of use (you said {use:g} h: "
                  "{side})").format(hours=hours, use=said, side=side)
     return _("buying pays off above {hours:,.0f} h/month of use").format(hours=hours)
+
+
+def dedicated_phrase(c: Cost) -> str | None:
+    """Beside a break-even against a per-card listing, the month-to-month comparison with the
+    dedicated server the same cards rent as (a dedicated month costs the same at any use):
+    where owning costs less a month, buying wins whatever the listing's break-even says."""
+    high, own = c.rent.monthly_high, c.buy.monthly_total
+    if high is None or own is None or not c.buy_allowed or own >= high:
+        return None
+    return _("against a dedicated server at {high}/month, owning at {own}/month (depreciation "
+             "over {months} months, power, operations) is cheaper").format(
+        high=money(high, c.currency), own=money(own, c.currency), months=c.months)
 
 
 # -- the cost document of a plan ---------------------------------------------------------------

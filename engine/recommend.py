@@ -31,7 +31,7 @@ import re
 from engine import catalog, i18n, memory, runs
 from engine.architecture import ModelSpec
 from engine.catalog import GPUS_PER_SERVER
-from engine.cost import ASSUMED_EPOCH_TOKENS, break_even_phrase
+from engine.cost import ASSUMED_EPOCH_TOKENS, break_even_phrase, dedicated_phrase
 from engine.i18n import _, counted
 from engine.market import ACCESS_WORDS, STATUS_TEXT, WHERE_WORDS, market_word
 from engine.methods import method
@@ -306,7 +306,11 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
             market=market_word(req.market_choice.market)))
     be = c.break_even_hours_per_month
     if be is not None and c.buy.capex is not None and c.rent.monthly is not None:
-        out.append(break_even_phrase(be, said=req.hours))
+        out.append(break_even_phrase(be, said=req.hours,
+                                     listing=dedicated_phrase(c) is not None))
+    dedicated = dedicated_phrase(c)
+    if dedicated is not None:
+        out.append(dedicated)
     if c.budget is not None and c.within_budget:
         out.append(_("within the budget of {budget}").format(budget=money(c.budget, c.currency)))
     return out

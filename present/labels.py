@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from engine import catalog, memory
-from engine.cost import break_even_phrase
+from engine.cost import break_even_phrase, dedicated_phrase
 from engine.i18n import N_, _, counted, money
 from engine.market import ACCESS_WORDS
 from engine.methods import method
@@ -49,10 +49,14 @@ def cost_summary(c: Cost) -> list[str]:
     if c.rent.per_gpu_hour is not None:
         lines.append(_("rent {rate:.2f} {currency} per GPU-hour = {monthly}/month").format(
             rate=c.rent.per_gpu_hour, currency=c.currency, monthly=m(c.rent.monthly)))
-    even = break_even_phrase(c.break_even_hours_per_month)
+    even = break_even_phrase(c.break_even_hours_per_month,
+                             listing=dedicated_phrase(c) is not None)
     if even is not None:
         lines.append(_("{break_even} (the guides claim {claim:.0f} h/month)").format(
             break_even=even, claim=c.seeds_claim_hours_per_month))
+    dedicated = dedicated_phrase(c)
+    if dedicated is not None:
+        lines.append(dedicated)
     if not c.buy_allowed or not c.rent_allowed:
         lines.append(_("not offered here: {ways}").format(ways=_(" and ").join(
             w for w, ok in ((_("buying"), c.buy_allowed), (_("renting"), c.rent_allowed))

@@ -89,6 +89,28 @@ def test_a_jobs_cost_and_a_months_rent_are_never_one_sentence(query: str) -> Non
         assert c.job.rent is None or money_of(c.job.rent) not in month
 
 
+def test_a_listing_break_even_is_scoped_and_the_dedicated_month_compared() -> None:
+    """8 x A800: at the 5.15 CNY/GPU-h listing renting stays cheaper, but a dedicated server
+    rents for 150k a month and owning costs about 54k: both said, each with its basis, so
+    'renting stays cheaper at any use' no longer stands alone against the guides' 10-20万."""
+    for lang in ("en", "zh"):
+        with i18n.language(lang):
+            ans = ask("7B pretrain tokens=100B")
+            c = ans.plans[0].cost
+            assert c.rent.monthly_high and c.buy.monthly_total < c.rent.monthly_high
+            text = ans.recommendation + render(ans)
+            assert i18n.money(c.buy.monthly_total, c.currency) in ans.recommendation
+            if lang == "en":
+                assert "at the per-card listing's rate, renting stays cheaper" in text
+                assert "against a dedicated server at 150k CNY/month, owning at" in text
+            else:
+                assert "按单卡挂牌价计" in text and "独占服务器相比" in text
+    # no listing against a dedicated month (a cluster rate): no such line
+    big = ask("70B full-finetune gpu=a800 gpus=32")
+    if big.plans[0].cost.rent.monthly_high is None:
+        assert "against a dedicated server" not in big.recommendation
+
+
 def test_data_centre_servers_break_even_within_a_month_at_dedicated_rent() -> None:
     """Buying an 8x A800 server against renting it by the month: the seeds' 10-20万/month
     dedicated rent, not a 5 CNY spot listing spread over 730 h (issue 22's 1,697 h/month)."""
