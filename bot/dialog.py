@@ -32,6 +32,7 @@ from engine import ParseError, UnknownModel, UserError
 from engine.i18n import _, current, language
 from engine.methods import METHODS
 from engine.parse import build_request, parse_fields, read_reply
+from engine.reader import Ambiguous
 from engine.request import Draft
 from present import blockkit, slack
 from present.labels import input_text, input_value
@@ -96,7 +97,10 @@ class Dialog:
             await self.replies.notice_in_thread(channel, ts, help_message())
             return
         try:
-            draft = self.intake.check(text)
+            draft = await self.intake.read(text)
+        except Ambiguous as err:  # two readings: asked in the thread, never guessed
+            await self.replies.say(channel, ts, str(err))
+            return
         except UserError as err:
             await self.replies.private(channel, user, f"{err}", ts)
             return
@@ -241,7 +245,11 @@ class Dialog:
         pressed = change is not None
         if change is None:
             try:
-                change = read_reply(text or "")
+                # off the event loop: no reply, however long, holds up anyone else (issue 26)
+                change = await asyncio.to_thread(read_reply, text or "")
+            except Ambiguous as err:  # two readings: asked in the thread, never guessed
+                await self.replies.say(channel, thread_ts, str(err))
+                return True
             except ParseError as err:
                 await self.replies.private(channel, user, unusable(err), thread_ts)
                 return True

@@ -54,6 +54,11 @@ class Intake:
         self.validate(draft)
         return draft
 
+    async def read(self, text: str) -> Draft:
+        """`check` off the event loop (issue 26): no message, however long or odd, holds up
+        anyone else's ack while it is read. The language and other context go with it."""
+        return await asyncio.to_thread(self.check, text)
+
     def validate(self, draft: Draft) -> None:
         """Never the network (this runs before Slack's ack, on the event loop): the catalog, the
         family templates and the local Hub cache, hits and remembered misses alike."""
@@ -86,7 +91,7 @@ class Intake:
     async def admit(self, text: str, *, team: str, user: str) -> Draft:
         """`check`, then the limit on new Hub repo ids per user (NEW_HUB_MODELS): over it, an
         UnknownModel saying when to try again. Before the ack: local and Redis only."""
-        draft = self.check(text)
+        draft = await self.read(text)
         await self.allow_lookup(team, user, draft)
         return draft
 

@@ -28,8 +28,7 @@ from typing import Any
 
 from engine import catalog, en_input, i18n, numbers, zh_input
 from engine.i18n import N_, _
-from engine.methods import METHOD_WORDS, METHODS, SERVING_QUANTS
-from engine.parse import (
+from engine.keys import (
     BITS,
     MODES,
     SIZE_RE,
@@ -41,6 +40,7 @@ from engine.parse import (
     _parse_model,
     parse_option,
 )
+from engine.methods import METHOD_WORDS, METHODS, SERVING_QUANTS
 from engine.phrases import Rewrite, card_name, has_cjk
 from engine.request import LARGEST_WORDS
 
@@ -346,7 +346,7 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
         else:
             skipped.append(word)
     _method(methods, values, notes, prose)
-    if "method" not in values:
+    if "method" not in values and not reply:
         _near_method(skipped)
     if bits and "quant" not in values:
         values["quant"] = _format_of_width(bits, values.get("method"))
@@ -552,3 +552,15 @@ def summary(read: list[str] | tuple[str, ...], skipped: list[str] | tuple[str, .
     if skipped:
         line += "  " + _("(skipped: {words})").format(words=" ".join(skipped[:8]))
     return line
+
+
+def read_summary(values: dict[str, Any], text: str = "") -> str:
+    """The read line for a request already read (a Slack card: the thread's request), with the
+    words `text` (the message it came from) skipped."""
+    skipped: tuple[str, ...] = ()
+    if text:
+        try:
+            skipped = read(text, reply=True).skipped
+        except ParseError:
+            skipped = ()
+    return summary(read_line(values), skipped)

@@ -17,6 +17,7 @@ from engine import UserError, ask, hub, i18n
 from engine.i18n import _
 from engine.methods import METHODS
 from engine.parse import KEYS
+from engine.reader import summary
 from engine.schema import Answer
 
 USAGE = """usage: gpusize MODEL METHOD [key=value ...] [--json] [--bom] [--chart FILE] [--lang zh|en]
@@ -157,7 +158,6 @@ def print_answer(text: str, *, as_json: bool, chart: str | None = None, bom: boo
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
-        from engine.reader import summary
         from present.terminal import render
 
         print(summary(result.query.read, result.query.skipped))

@@ -17,6 +17,7 @@ from engine.methods import METHODS
 from engine.parse import KEYS
 from engine.plan import usable
 from engine.prices import KIND_TEXT
+from engine.reader import read_summary
 from engine.recommend import method_name
 from engine.request import Request
 from engine.schema import Answer, Plan
@@ -546,6 +547,8 @@ def answer_view(ans: Answer, ci: CardInput, *, req: Request | None = None,
                   _("*Memory per GPU*") + "\n" + _verdict_cell(top),
                   _("*Speed*") + "\n" + _speed_field(top, req)]
     context = [_asked_text(ci)]
+    if given and ci.how in ("command", "reply"):  # what was read, so a misreading shows (issue 20)
+        context.append(read_summary(dict(given), ci.asked))
     if ans.model.template:
         context.append(_("{name} = generic Llama shape").format(name=ans.model.name))
     if ans.market is not None:
