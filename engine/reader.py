@@ -556,11 +556,13 @@ def summary(read: list[str] | tuple[str, ...], skipped: list[str] | tuple[str, .
 
 def read_summary(values: dict[str, Any], text: str = "") -> str:
     """The read line for a request already read (a Slack card: the thread's request), with the
-    words `text` (the message it came from) skipped."""
+    words `text` (the message it came from) skipped and what its reading assumed."""
     skipped: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     if text:
         try:
-            skipped = read(text, reply=True).skipped
+            reading = read(text)
+            skipped, notes = reading.skipped, reading.notes
         except ParseError:
-            skipped = ()
-    return summary(read_line(values), skipped)
+            pass
+    return " ".join([summary(read_line(values), skipped), *notes])
