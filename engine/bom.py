@@ -252,9 +252,11 @@ def _nvme(spec: ModelSpec, req: Request, plan: Plan, lay: Layout) -> BomLine:
     drive = next((d for d in DRIVE_SIZES_TB if d >= need_tb), DRIVE_SIZES_TB[-1])
     drives = 2 * max(1, math.ceil(need_tb / drive))  # mirrored (RAID 1 / RAID 10)
     if req.is_training and lay.servers > 1:
-        parts.append(_("the whole dataset ({tb:,.1f} TB) and the checkpoints on shared storage "
+        whole = (req.tokens or DEFAULT_EPOCH_TOKENS) * TOKEN_BYTES
+        parts.append(_("the whole dataset ({size}) and the checkpoints on shared storage "
                        "(a parallel file system or object store, not in a server's price)")
-                     .format(tb=(req.tokens or DEFAULT_EPOCH_TOKENS) * TOKEN_BYTES / 1e12))
+                     .format(size=f"{whole / 1e12:,.1f} TB" if whole >= 1e12
+                             else f"{whole / 1e9:,.1f} GB"))
     text = _("{drives} x {drive:g} TB NVMe mirrored ({usable:g} TB usable) per server: "
              "{parts}, a quarter kept free").format(
         drives=drives, drive=drive, usable=drive * drives / 2, parts=", ".join(parts))

@@ -244,3 +244,16 @@ def test_nics_and_switches_scale_with_the_servers(text: str) -> None:
     spines = int(switches) - leaves
     assert spines * bom.SWITCH_PORTS >= leaves * half  # every leaf uplink on a spine port
     assert (spines - 1) * bom.SWITCH_PORTS < leaves * half  # and no spine more
+
+
+@pytest.mark.parametrize(("text", "whole"), [
+    ("7B full-finetune gpu=a100-80gb gpus=16 zero=0 tokens=1B", "4.0 GB"),
+    ("70B pretrain tokens=2T gpu=h800 gpus=64", "8.0 TB")])
+def test_the_dataset_is_tokens_times_4_bytes_shared_by_the_servers(text: str, whole: str) -> None:
+    b = _plan(text).bom
+    assert b is not None and b.servers > 1
+    nvme = _line(b, "nvme").text
+    tokens = parse(text).tokens or 0
+    share = tokens * bom.TOKEN_BYTES / b.servers / 1e9
+    assert f"dataset {share:,.1f} GB" in nvme
+    assert f"the whole dataset ({whole})" in nvme
