@@ -196,8 +196,18 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
                                 per_logit=per_logit, dequant=dequant, reused=reused)
 
     return _components(weights=weights + gather, gradients=grads, optimizer=optim,
-                       activations=acts + logit + dequant, kv_cache=0.0, host=host,
-                       detail=detail, reused=reused)
+                       activations=pipelined_peak(acts, logit, s.pp) + dequant, kv_cache=0.0,
+                       host=host, detail=detail, reused=reused)
+
+
+def pipelined_peak(acts: float, logit: float, pp: int) -> float:
+    """Peak saved activations on one GPU. Under 1F1B the first stage holds `pp` micro-batches of
+    its 1/pp of the layers (the whole stack's worth: `acts`), the last stage one micro-batch of
+    its layers and the logits, which only it computes (Narayanan et al. 2021); the busiest GPU
+    sets the peak. Without a pipeline one GPU holds both."""
+    if pp <= 1:
+        return acts + logit
+    return max(acts, acts / pp + logit)
 
 
 def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str, g_text: str,

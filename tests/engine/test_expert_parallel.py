@@ -120,3 +120,14 @@ def test_models_trained_in_fp8_pre_train_in_fp8() -> None:
     assert asked.speed.train_tokens_per_s < plan.speed.train_tokens_per_s
     dense = ask("llama-3.1-8b pretrain gpu=h100-sxm gpus=8").plans[0]
     assert dense.settings.precision == "bf16"
+
+
+def test_a_pipeline_peaks_on_its_busiest_stage() -> None:
+    from engine.plan import pipelined_peak
+    assert pipelined_peak(40.0, 30.0, 1) == 70.0  # one GPU holds the stack's and the logits
+    assert pipelined_peak(40.0, 30.0, 4) == 40.0  # first stage: 4 micro-batches of 1/4 the layers
+    assert pipelined_peak(40.0, 50.0, 4) == 60.0  # last stage: its layers and the logits
+    # Megatron-Bridge's Qwen3-30B-A3B layout on 16 H100 (TP 1, PP 2, EP 8) now holds
+    plan = ask("qwen3-30b-a3b pretrain gpu=h100-sxm gpus=16 seq=4096 batch=2 "
+               "checkpointing=selective precision=fp8 ep=8").plans[0]
+    assert (plan.settings.pp, plan.settings.ep, plan.settings.tp) == (2, 8, 1)
