@@ -29,7 +29,10 @@ def _readable(query: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("query", [q for q in QUERIES[::3] if _readable(q)])
+# the first dozen in the fast tier, the whole sweep (over a hundred answers) in the slow one
+@pytest.mark.parametrize("query", [
+    pytest.param(q, marks=[pytest.mark.slow] if n >= 12 else [])
+    for n, q in enumerate(q for q in QUERIES[::3] if _readable(q))])
 def test_built_answers_equal_their_validated_twins(query: str) -> None:
     text = engine.ask(query).model_dump_json()
     assert Answer.model_validate_json(text).model_dump_json() == text

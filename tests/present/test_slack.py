@@ -200,6 +200,7 @@ def test_no_negative_memory_rows() -> None:
     assert "counted once" in text
 
 
+@pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
 def test_every_catalog_model_renders() -> None:
     from engine import catalog
 

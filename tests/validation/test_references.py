@@ -190,6 +190,7 @@ def test_rows_outside_their_aim_are_listed_with_their_reason(report) -> None:
     assert "gptfast-x (+50%)" in text and "1 of 2 rows outside 20%" in text
 
 
+@pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
 def test_unpinned_gpu_hours_are_also_judged_at_the_deadline_count(report) -> None:
     ref = _ref("llama-2-7b pretrain gpu=a100-80gb tokens=2T seq=4096", "train_gpu_hours",
                184320.0, "GPU-hours")
