@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any, NamedTuple
 
 from engine import catalog
-from engine.cost import break_even_phrase
+from engine.cost import break_even_phrase, dedicated_phrase
 from engine.i18n import N_, _, counted, money
 from engine.methods import METHODS
 from engine.parse import KEYS
@@ -660,7 +660,11 @@ def rent_vs_buy_sections(ans: Answer, limit: int = 5) -> list[str]:
             if c.buy.capex is not None else _("no purchase price"))
         rent = (_("rent {monthly}/month").format(monthly=money(c.rent.monthly, c.currency))
                 if c.rent.monthly is not None else _("no rental price"))
-        even = break_even_phrase(c.break_even_hours_per_month) or _("no break-even")
+        dedicated = dedicated_phrase(c)
+        even = break_even_phrase(c.break_even_hours_per_month, listing=dedicated is not None
+                                 ) or _("no break-even")
+        if dedicated is not None:
+            even += _("; ") + dedicated
         cheaper = (_("cheaper over {months} months: {mode}").format(
             months=c.months, mode=_(c.mode)) if c.mode else "")
         lines.append(_("• {n} × {card}: {buy}; {rent} at {hours:g} h; {even}; {cheaper}").format(

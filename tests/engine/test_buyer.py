@@ -100,6 +100,8 @@ def test_a_listing_break_even_is_scoped_and_the_dedicated_month_compared() -> No
             assert c.rent.monthly_high and c.buy.monthly_total < c.rent.monthly_high
             text = ans.recommendation + render(ans)
             assert i18n.money(c.buy.monthly_total, c.currency) in ans.recommendation
+            slack = "\n".join(rent_vs_buy_sections(ans))
+            assert ("against a dedicated server" in slack) == (lang == "en")
             if lang == "en":
                 assert "at the per-card listing's rate, renting stays cheaper" in text
                 assert "against a dedicated server at 150k CNY/month, owning at" in text
