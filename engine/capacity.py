@@ -28,7 +28,7 @@ from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.i18n import N_, _, counted
 from engine.memory import GIB
-from engine.plan import ranked_plans
+from engine.plan import KV_SPARE, ranked_plans
 from engine.prices import PriceBook
 from engine.recommend import method_name
 from engine.request import Request
@@ -149,9 +149,10 @@ def limit_of(spec: ModelSpec, gpu: GpuSpec, req: Request, failed: Plan | None,
                               "cards").format(users=users_text(users + 1), context=context)
     sv, s = failed.service, failed.settings
     if sv is not None and sv.users_held is not None and sv.users_held <= users:
-        return "kv-memory", _("the KV cache holds {held} at {context} tokens with room to "
-                              "spare, not {users}").format(
-            held=counted(sv.users_held, "user"), context=context, users=users + 1)
+        return "kv-memory", _("the KV cache holds {held} at {context:,} tokens with {spare:.0%} "
+                              "of blocks kept free for admissions, not {users}").format(
+            held=counted(sv.users_held, "user"), context=context, spare=KV_SPARE - 1,
+            users=users + 1)
     per_user = sv.decode_per_user if sv else None
     if per_user is not None and sv is not None and sv.decode_floor and per_user < sv.decode_floor:
         _step, parts = speed.decode_step_s(

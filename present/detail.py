@@ -103,6 +103,8 @@ def capacity_lines(cap: Capacity | None) -> list[str]:
         for r in cap.rows:
             speed = (_(", {per:.0f} tokens/s each").format(per=r.decode_per_user)
                      if r.decode_per_user else "")
+            if r.users and r.ttft_s is not None:
+                speed += _(", first token in {ttft:.1f} s").format(ttft=r.ttft_s)
             out.append("  • " + _("{context:>7,} tokens: {users}{speed}; one more: "
                                   "{why}").format(context=r.context, users=counted(r.users, "user"),
                                                   speed=speed, why=r.limit_text))
