@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ("pytester",)  # tests/test_tiers.py runs a throwaway suite under this conftest
+
 # fixtures that start a process: the bot as a server and a redis-server of a test's own (per
 # test), and tests/deploy's trees as kubectl renders them (once a session, but kubectl all the same)
 PROCESS_FIXTURES = frozenset({"bot", "make_bot", "own_redis", "base", "overlay"})
