@@ -281,32 +281,33 @@ def _why_not(req: Request, model: ModelSpec, plan: Plan | None) -> str:
 def training_capacity(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
                       book: PriceBook, prepare: Prepare = _as_asked,
                       original: Request | None = None, known: ModelFit | None = None) -> Capacity:
+    """The largest model each training method runs on the box (`known`: the one already found
+    for MODEL largest), and the asked model's recipes, the fastest that fits first, with what
+    stops a faster one."""
     base = original or req
     largest = [known if known is not None and known.method == name else
                largest_fit(_at(base, method=name), today, book, prepare)[0]
                for name in LARGEST_METHODS]
     recipes = fastest_recipes(spec, req, gpu, today, book)
     fastest = recipes[0] if recipes else None
+    tight = next((r for r in recipes if r.verdict == "tight"), None)  # the fastest tight one
     box = f"{req.gpus} x {gpu.display}"
     parts = [_("{method}: up to {model}").format(method=method_name(f.method), model=f.display)
              if f.model else _("{method}: no catalog model").format(method=method_name(f.method))
              for f in largest]
     text = _("{box} trains {list}").format(box=box, list=_("; ").join(parts))
     fastest_limit = ""
-    tight = None
-    if fastest is not None:
+    if fastest is None:  # the model asked: why no recipe runs, from its own forward answer
+        text += _("; ") + _why_not(req, spec, forward_answer(spec, today, book)(_at(req)))
+    else:
         text += _("; {model} fastest with {change} at {rate:,.0f} tokens/s").format(
             model=spec.display, change=fastest.change, rate=fastest.tokens_per_s)
         fastest_limit = _faster_limit(spec, req, fastest, today, book)
-        tight = next((r for r in recipes if r.verdict == "tight"), None)
-        if fastest.verdict == "fits" and tight is not None and \
-                tight.tokens_per_s > fastest.tokens_per_s:
+        if (fastest.verdict == "fits" and tight is not None
+                and tight.tokens_per_s > fastest.tokens_per_s):
             fastest_limit = _("faster, but only tight (under the headroom kept): {change} at "
-                              "{rate:,.0f} tokens/s").format(change=tight.change,
-                                                              rate=tight.tokens_per_s) + _("; ") \
-                + fastest_limit
-    if fastest is None:  # the model asked: why no recipe runs, from its own forward answer
-        text += _("; ") + _why_not(req, spec, forward_answer(spec, today, book)(_at(req)))
+                              "{rate:,.0f} tokens/s").format(
+                change=tight.change, rate=tight.tokens_per_s) + _("; ") + fastest_limit
     shown = recipes[:5] + [r for r in recipes[5:] if r is tight]
     return Capacity.build(gpu=gpu.name, gpus=req.gpus or 1, largest=largest, fastest=fastest,
                           recipes=shown, fastest_limit=fastest_limit, text=text)
