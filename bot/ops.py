@@ -12,8 +12,10 @@ from pathlib import Path
 from bot import feeds
 from bot.app import redis_client, web_client
 from bot.digest import Digests
-from bot.pricestore import GLOBAL, PriceStore
+from bot.pricestore import GLOBAL, MAX_QUOTES, PriceRecord, PriceStore, QuotaFull
 from bot.settings import load_settings
+
+IMPORT_BATCH = 1000  # records per Redis write of an import
 
 
 def digest_run(args: list[str]) -> int:
@@ -73,16 +75,36 @@ def prices(args: list[str]) -> int:
                 print("gpusize prices import: give one FILE", file=sys.stderr)
                 return 2
             path = Path(files[0])
+            url = f"file:{path.name}"
+            # taken whole or not at all, in bounded memory: a first pass checks every row
+            # without keeping it, a second stores them a batch at a time, the global history
+            # pruned after each batch so it never holds (nor reads back) more than a batch over
+            # its retention
             try:
-                records = feeds.parse_feed(path.read_bytes(), url=f"file:{path.name}",
-                                           content_type="json" if path.suffix == ".json" else "")
+                count = sum(1 for _ in feeds.read_file(path, url=url))
             except (OSError, feeds.FeedError) as err:
                 print(f"gpusize prices import: {path.name}: {err}", file=sys.stderr)
                 return 2
-            records = [r.model_copy(update={"origin": "import", "entered_by": "cli"})
-                       for r in records]
-            await store.add(scope, records)
-            print(f"imported {len(records)} price records into {scope}")
+            if team and count > MAX_QUOTES:  # a workspace's prices are under the quote cap
+                print(f"gpusize prices import: {path.name}: {count} rows; a workspace keeps at "
+                      f"most {MAX_QUOTES} prices and quotes", file=sys.stderr)
+                return 2
+            batch: list[PriceRecord] = []
+            try:
+                for record in feeds.read_file(path, url=url):
+                    batch.append(record.model_copy(update={"origin": "import",
+                                                           "entered_by": "cli"}))
+                    if len(batch) == (MAX_QUOTES if team else IMPORT_BATCH):
+                        await store.add(scope, batch)
+                        batch = []
+                await store.add(scope, batch)
+            except QuotaFull as err:
+                print(f"gpusize prices import: {err}", file=sys.stderr)
+                return 2
+            kept = await store.count(scope)
+            print(f"imported {count} price records into {scope} ({kept} kept: the history's "
+                  f"retention keeps the newest)" if not team else
+                  f"imported {count} price records into {scope}")
             return 0
         finally:
             await redis.aclose()

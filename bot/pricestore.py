@@ -5,7 +5,10 @@ quotes are visible to that workspace only.
 Every add or remove bumps a version counter per scope in Redis; `book_for` keeps the PriceBook it
 built per workspace in this process and rebuilds only when the global or the workspace's version
 moved, so answers do not re-read thousands of records each time and every replica sees a change
-at once. A workspace holds at most MAX_QUOTES live quotes (checked and added in one step)."""
+at once. A workspace holds at most MAX_QUOTES live quotes (checked and added in one step, an
+import with --team as much as a quote). The global history (feeds, imports) keeps the newest
+HISTORY_PER_SERIES records of each series and at most HISTORY_MAX records in all (never the newest
+of an item's kind, never the bundled catalog): every `price` and every price book reads it all."""
 
 from __future__ import annotations
 
@@ -28,6 +31,11 @@ from present.blockkit import clean_field
 
 GLOBAL = "global"
 MAX_QUOTES = 500  # live quotes per workspace: each one is read into every answer's price book
+# Retention of the global history. 12 per series is a year of monthly feed prices (the digest's
+# movers compare with their own snapshot, not with this history); 5,000 in all keeps a full read
+# (`price`, a price book rebuild) near 0.1 s where 20,097 records took 0.4 s (issue 26).
+HISTORY_PER_SERIES = 12
+HISTORY_MAX = 5000
 BOOKS_CACHED = 256  # workspaces whose price book one process keeps
 Origin = Literal["catalog", "quote", "feed", "import"]
 
@@ -128,6 +136,23 @@ def newest(records: list[PriceRecord]) -> dict[tuple[str, str], PriceRecord]:
     return best
 
 
+# KEYS[1] records, KEYS[2] version. ARGV[1] cap, then id, json pairs: all stored, or none when the
+# hash would hold more than the cap (ids already there are replaced and do not count).
+ADD_MANY_CAPPED = """
+local fresh = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then fresh = fresh + 1 end
+end
+if redis.call('HLEN', KEYS[1]) + fresh > tonumber(ARGV[1]) then
+  return -1
+end
+for i = 2, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+redis.call('INCR', KEYS[2])
+return fresh
+"""
+
 # KEYS[1] the workspace's records, KEYS[2] its version. ARGV[1] the cap, ARGV[2] id, ARGV[3] JSON.
 ADD_CAPPED = """
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[1]) then
@@ -137,6 +162,30 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 redis.call('INCR', KEYS[2])
 return 1
 """
+
+
+def retention_victims(records: list[PriceRecord], *, per_series: int, total: int) -> list[str]:
+    """Ids to drop: past the newest `per_series` of a series (one item, kind, size, region,
+    currency and source), then the oldest until `total` remain, never the newest of an item's
+    kind (what answers use)."""
+    def age(r: PriceRecord) -> tuple[date, datetime]:
+        return (r.quoted, r.recorded_at)
+
+    series: dict[tuple[str, ...], list[PriceRecord]] = {}
+    for r in records:
+        series.setdefault((r.item, r.kind, str(r.gpus), r.region, r.currency, r.origin,
+                           r.entered_by), []).append(r)
+    doomed: list[str] = []
+    kept: list[PriceRecord] = []
+    for group in series.values():
+        group.sort(key=age, reverse=True)
+        kept += group[:per_series]
+        doomed += [r.id for r in group[per_series:]]
+    if len(kept) > total:
+        newest_ids = {r.id for r in newest(kept).values()}
+        spare = sorted((r for r in kept if r.id not in newest_ids), key=age)
+        doomed += [r.id for r in spare[:len(kept) - total]]
+    return doomed
 
 
 class QuotaFull(UserError):
@@ -167,12 +216,38 @@ class PriceStore:
             await self._bump(GLOBAL)
         return added
 
-    async def add(self, scope: str, records: list[PriceRecord]) -> None:
-        """Store records that have passed PriceRecord.check (feeds, imports)."""
-        if records:
-            await self.redis.hset(keys.price_records(scope),
-                                  mapping={r.id: r.model_dump_json() for r in records})
-            await self._bump(scope)
+    async def add(self, scope: str, records: list[PriceRecord], *, prune: bool = True) -> None:
+        """Store records that have passed PriceRecord.check (feeds, imports). A workspace's
+        records count against MAX_QUOTES as its quotes do: all stored or none (QuotaFull). The
+        global history is pruned after (unless `prune=False`)."""
+        if not records:
+            return
+        if scope != GLOBAL:
+            pairs = [v for r in records for v in (r.id, r.model_dump_json())]
+            stored = await self.redis.eval(ADD_MANY_CAPPED, 2, keys.price_records(scope),
+                                           keys.prices_version(scope), str(MAX_QUOTES), *pairs)
+            if int(stored) < 0:
+                raise QuotaFull(_("Not recorded: this workspace would hold more than {cap} "
+                                  "prices and quotes, the most it keeps. Remove old ones first "
+                                  "(`/gpusize quote list`, `/gpusize quote remove ID`).").format(
+                    cap=MAX_QUOTES))
+            return
+        await self.redis.hset(keys.price_records(scope),
+                              mapping={r.id: r.model_dump_json() for r in records})
+        await self._bump(scope)
+        if prune:
+            await self.prune()
+
+    async def prune(self) -> int:
+        """Apply the global history's retention (HISTORY_PER_SERIES, HISTORY_MAX); the number
+        of records removed."""
+        records = [r for r in await self.records(GLOBAL) if r.origin != "catalog"]
+        doomed = retention_victims(records, per_series=HISTORY_PER_SERIES, total=HISTORY_MAX)
+        for start in range(0, len(doomed), 1000):
+            await self.redis.hdel(keys.price_records(GLOBAL), *doomed[start:start + 1000])
+        if doomed:
+            await self._bump(GLOBAL)
+        return len(doomed)
 
     async def add_quote(self, team: str, record: PriceRecord) -> None:
         """Store one workspace quote unless the workspace holds MAX_QUOTES already (QuotaFull)."""
