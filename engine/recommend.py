@@ -271,10 +271,14 @@ def rent_clause(plan: Plan, req: Request) -> list[str]:
     out = [text]
     if r.monthly_low is not None and r.monthly_high is not None:
         # a month's rent, never in the job's sentence: the two are different amounts
-        out.append(_("rented by the month instead: {low}/month from per-card listings at "
-                     "{hours:g} h/month, {high}/month for a dedicated server").format(
-            low=money(r.monthly_low, c.currency), high=money(r.monthly_high, c.currency),
-            hours=c.hours_per_month))
+        if req.is_training and c.job.rent is not None:
+            out.append(_("rented by the month instead: {low}/month from per-card listings at "
+                         "{hours:g} h/month, {high}/month for a dedicated server").format(
+                low=money(r.monthly_low, c.currency), high=money(r.monthly_high, c.currency),
+                hours=c.hours_per_month))
+        else:  # the clause above is already a month's rent: only the dedicated one is new
+            out[0] += _(" (per-card listings: a dedicated server rents for {high}/month)").format(
+                high=money(r.monthly_high, c.currency))
     return out
 
 
