@@ -44,6 +44,7 @@ ZERO_STAGES = (0, 1, 2, 3)  # DDP, then ZeRO-1/2/3 (FSDP): sharding is a recipe 
 LIMITS = {"weights": N_("the weights' memory"), "kv-memory": N_("KV cache memory"),
           "bandwidth": N_("memory bandwidth (decode)"), "compute": N_("compute (decode)"),
           "prefill": N_("prefill compute (first token)"), "cap": N_("the 100,000-user bound")}
+BOUND = {"compute": N_("compute-bound"), "bandwidth": N_("bandwidth-bound")}
 FIT_WORDS = {"fits": N_("fits"), "tight": N_("runs tight, under the headroom kept")}
 
 Forward = Callable[[Request], Plan | None]
@@ -160,9 +161,9 @@ def limit_of(spec: ModelSpec, gpu: GpuSpec, req: Request, failed: Plan | None,
             kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, engine=s.engine or "vllm")
         kind = "compute" if parts["compute"] > parts["read"] else "bandwidth"
         return kind, _("{users} get {per:.1f} tokens/s each, under the {floor:g} asked "
-                       "({what}-bound: a decode step reads {gb:.1f} GB)").format(
+                       "(decode is {bound}: each step reads {gb:.1f} GB)").format(
             users=users_text(users + 1), per=per_user, floor=sv.decode_floor,
-            what=_(LIMITS[kind]), gb=parts["bytes"] / 1e9)
+            bound=_(BOUND[kind]), gb=parts["bytes"] / 1e9)
     return "prefill", _("the first token takes {ttft:.1f} s, over the {ceiling:g} s allowed").format(
         ttft=sv.ttft_s or 0.0 if sv else 0.0, ceiling=sv.ttft_ceiling_s or 0.0 if sv else 0.0)
 
