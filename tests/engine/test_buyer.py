@@ -518,6 +518,22 @@ def _check(ans: Answer, query: str) -> None:
         assert "pays off above" not in text or "renting stays cheaper" in text, query
     for m in re.finditer(r"pays off above ([\d,]+) h/month", rendered):
         assert int(m.group(1).replace(",", "")) <= HOURS_PER_MONTH, query
+    # 4. the answer never contradicts itself: the budget line, the verb, the fit and the table
+    if "within the budget" in text:
+        assert c is not None and c.within_budget, query
+    head = re.search(r"\b(Buy|Rent) (\d+) x ", text)
+    if head and c is not None and _first_named(text, ans.plans) is top:
+        assert head.group(1).lower() == c.mode, (query, text[:200])
+    fit = re.search(r"GiB per GPU \((fits|tight|does not fit),", text)
+    if fit and _first_named(text, ans.plans) is top:
+        assert fit.group(1) == {"fits": "fits", "tight": "tight", "no": "does not fit"}[
+            top.verdict], query
+    assert not re.search(r"about the same cost[^;]*which is dearer per token(?: trained)?[.;]",
+                         text), query
+    table = rendered.split("Options, best first", 1)
+    if len(table) == 2:
+        first_row = table[1].splitlines()[2]
+        assert first_row.strip().startswith(top.gpu_display[:20]), (query, first_row)
 
 
 def _sample(count: int, seed: int = 22) -> list[tuple[str, str]]:
