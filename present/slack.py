@@ -670,6 +670,9 @@ def rent_vs_buy_sections(ans: Answer, limit: int = 5) -> list[str]:
         lines.append(_("• {n} × {card}: {buy}; {rent} at {hours:g} h; {even}; {cheaper}").format(
             n=plan.gpus, card=plan.gpu_display, buy=buy, rent=rent, hours=c.hours_per_month,
             even=even, cheaper=cheaper))
+    if ans.to_buy:  # the recommendation rents: what the budget buys instead
+        lines.append(_("*To own the cards instead, within the budget:*"))
+        lines += [f"• {a.change}" for a in ans.to_buy]
     claim = next((p.cost.seeds_claim_hours_per_month for p in ans.plans if p.cost), None)
     if claim is not None:
         # the buying guides' rule of thumb, said here in full: the card itself no longer shows it

@@ -237,6 +237,7 @@ def test_a_rented_answer_with_a_budget_shows_what_the_budget_buys() -> None:
     assert ("a800", 8, True) in bought and ("a800", 16, False) in bought
     text = render(ans)
     assert "To own the cards instead, within the budget:" in text
+    assert all(a.change in "\n".join(rent_vs_buy_sections(ans)) for a in ans.to_buy)
     # no budget, a purchase already recommended, or mode=rent: nothing to add
     assert not ask("70B full-finetune").to_buy
     assert not ask("70B full-finetune budget=2m mode=rent").to_buy
