@@ -22,6 +22,7 @@ from engine.schema import Answer, Plan
 from engine.sizing import ask
 from present.slack import CardInput, answer_view, rent_vs_buy_sections
 from present.terminal import render
+from tests.tiers import fast_first
 
 BOOK = price_book()
 
@@ -546,7 +547,7 @@ def _sample(count: int, seed: int = 22) -> list[tuple[str, str]]:
     return [(f"{m} {meth}{b}{p}{mk}", lang) for m, meth, b, p, mk, lang in grid[:count]]
 
 
-@pytest.mark.parametrize(("query", "lang"), _sample(60))
+@pytest.mark.parametrize(("query", "lang"), fast_first(_sample(60)))
 def test_headline_budget_and_break_even_invariants(query: str, lang: str) -> None:
     with i18n.language(lang):
         try:

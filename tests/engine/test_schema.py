@@ -12,6 +12,7 @@ import engine
 from engine.parse import parse
 from engine.resolve import resolve_model
 from engine.schema import Answer, Memory, Speed
+from tests.tiers import fast_first
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES = sorted({ref["query"] for name in ("references.toml", "speed_references.toml")
@@ -29,10 +30,7 @@ def _readable(query: str) -> bool:
     return True
 
 
-# the first dozen in the fast tier, the whole sweep (over a hundred answers) in the slow one
-@pytest.mark.parametrize("query", [
-    pytest.param(q, marks=[pytest.mark.slow] if n >= 12 else [])
-    for n, q in enumerate(q for q in QUERIES[::3] if _readable(q))])
+@pytest.mark.parametrize("query", fast_first(q for q in QUERIES[::3] if _readable(q)))
 def test_built_answers_equal_their_validated_twins(query: str) -> None:
     text = engine.ask(query).model_dump_json()
     assert Answer.model_validate_json(text).model_dump_json() == text
