@@ -156,14 +156,21 @@ def limit_of(spec: ModelSpec, gpu: GpuSpec, req: Request, failed: Plan | None,
             users=users + 1)
     per_user = sv.decode_per_user if sv else None
     if per_user is not None and sv is not None and sv.decode_floor and per_user < sv.decode_floor:
+        # the failing plan's own decode step: its replica's users, sharding and the other
+        # users' prompts prefilled inside each step (as engine/speed.py's serve_speed counts it)
+        replica_users = -(-(users + 1) // s.replicas)
+        others, _everyone = speed.interleaved_prompt_tokens(replica_users, s.prompt or 0,
+                                                             s.output or 0)
         _step, parts = speed.decode_step_s(
-            spec, gpu, quant=s.quant, context=context, users=-(-(users + 1) // s.replicas),
-            kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, engine=s.engine or "vllm")
+            spec, gpu, quant=s.quant, context=context, users=replica_users,
+            kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, engine=s.engine or "vllm", ep=s.ep,
+            dp_attn=s.dp_attention, prefill_tokens=others)
         kind = "compute" if parts["compute"] > parts["read"] else "bandwidth"
         return kind, _("{users} get {per:.1f} tokens/s each, under the {floor:g} asked "
-                       "(decode is {bound}: each step reads {gb:.1f} GB)").format(
+                       "(decode is {bound}: each step reads {gb:.1f} GB over {gpus})").format(
             users=users_text(users + 1), per=per_user, floor=sv.decode_floor,
-            bound=_(BOUND[kind]), gb=parts["bytes"] / 1e9)
+            bound=_(BOUND[kind]), gb=parts["bytes"] / 1e9,
+            gpus=counted(failed.gpus // max(1, s.replicas), "GPU"))
     return "prefill", _("the first token takes {ttft:.1f} s, over the {ceiling:g} s allowed").format(
         ttft=sv.ttft_s or 0.0 if sv else 0.0, ceiling=sv.ttft_ceiling_s or 0.0 if sv else 0.0)
 

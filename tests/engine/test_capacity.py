@@ -310,3 +310,25 @@ def test_a_box_the_weights_alone_overflow_says_so() -> None:
     m = plan.memory
     assert m.weights + m.overhead + m.activations > (m.usable or m.capacity)
     assert f"{(m.weights + m.overhead + m.activations) / 2**30:.1f} GiB" in cap.text
+
+
+@pytest.mark.parametrize("text", (*BOXES[:6], "deepseek-v3 inference gpu=h20 gpus=16"))
+def test_each_limit_is_what_the_failing_answer_misses(text: str) -> None:
+    """A decode limit is a pace under the floor with the KV cache still holding everyone; a KV
+    limit is the cache holding fewer; a first-token limit is the first token over its ceiling."""
+    cap = engine.ask(text, today=TODAY).capacity
+    assert cap is not None
+    for row in cap.rows:
+        if row.users in (0, MAX_USERS):
+            continue
+        over = forward(text, users=row.users + 1, context=row.context)
+        assert over is not None and over.service is not None, row
+        sv = over.service
+        if row.limit in ("bandwidth", "compute"):
+            assert sv.decode_per_user is not None and sv.decode_per_user < sv.decode_floor
+            assert sv.users_held is None or sv.users_held > row.users
+        elif row.limit == "kv-memory":
+            assert over.verdict == "no" or (sv.users_held is not None
+                                            and sv.users_held <= row.users)
+        elif row.limit == "prefill":
+            assert sv.ttft_s is not None and sv.ttft_s > (sv.ttft_ceiling_s or 0)
