@@ -81,12 +81,21 @@ def table(plans: list[Plan]) -> list[str]:
     for p in plans:
         m, c = p.memory, p.cost
         buy = (money(c.buy.capex, cur) if c else "-").replace(" " + cur, "")
+        if c is not None and c.buy.capex is not None and c.stale_purchases:
+            buy = "*" + buy  # a purchase price over 12 months old: footnoted below the table
         rent = (money(c.rent.monthly, cur) if c else "-").replace(" " + cur, "")
         fit = "" if p.verdict == "fits" else f" ({verdict_label(p)})"
         rows.append((p.gpu_display, str(p.gpus), gib(m.total),
                      f"{m.capacity / GIB:.0f}Gi", buy, rent, speed_summary(p, per_user=False),
                      f" {p.strategy}{fit}"))
     return ["  " + line for line in columns(rows, right=range(1, 7), limits={0: CARD_COLUMN})]
+
+
+def stale_mark_note(plans: list[Plan]) -> list[str]:
+    """What table()'s '*' on a buy figure means, when one is shown."""
+    if any(p.cost and p.cost.buy.capex is not None and p.cost.stale_purchases for p in plans):
+        return [_("  * a purchase price over 12 months old: get a fresh quote before buying")]
+    return []
 
 
 def cost_lines(plan: Plan) -> list[str]:
@@ -124,7 +133,7 @@ def render(ans: Answer, *, bom: bool = False) -> str:
     else:
         if not ans.pinned and len(ans.plans) > 1:
             lines.append(_("Options, best first (smallest GPU count that fits per card):"))
-            lines += table(ans.plans[:6])
+            lines += table(ans.plans[:6]) + stale_mark_note(ans.plans[:6])
             if len(ans.plans) > 6:
                 lines.append(_("  ... {count} more in --json").format(count=len(ans.plans) - 6))
             lines.append("")

@@ -425,6 +425,15 @@ def test_a_purchase_on_a_price_over_a_year_old_says_so_where_it_is_read() -> Non
     assert "1 purchase price older than 12 months" in text
     if len(c.stale) == len(c.stale_purchases):  # no stale rent: none is counted as one
         assert not re.search(r"rent prices? older than 90 days", text)
+    # the options table marks a stale buy figure and says what the mark means
+    options = ask("70B serve")
+    shown = render(options)
+    stale = [p for p in options.plans[:6] if p.cost and p.cost.buy.capex and
+             p.cost.stale_purchases]
+    assert stale and "* a purchase price over 12 months old" in shown
+    for p in stale:
+        row = next(line for line in shown.splitlines() if line.strip().startswith(p.gpu_display))
+        assert "*" + i18n.money(p.cost.buy.capex, "CNY").replace(" CNY", "") in row
     fresh = ask("70B serve gpu=a800 gpus=4 mode=buy")
     assert not fresh.plans[0].cost.stale_purchases
     assert "over 12 months old" not in fresh.recommendation
