@@ -60,8 +60,8 @@ def size(req: Request, *, hub: HubLookup | None = None, book: PriceBook | None =
 
 def prepared(spec: ModelSpec, req: Request) -> Request:
     """The request the forward answer asks for this model: a reasoning model's serving context,
-    the released format (what answer_for does before planning)."""
-    return with_native_format(spec, with_model_defaults(spec, req)[0])[0]
+    the released format, the users requests= brings (what answer_for does before planning)."""
+    return with_traffic(with_native_format(spec, with_model_defaults(spec, req)[0])[0])[0]
 
 
 def largest_model(req: Request, today: date, book: PriceBook) -> tuple[ModelFit, ModelSpec]:

@@ -164,8 +164,11 @@ def test_largest_as_the_model_answers_for_that_model(text: str) -> None:
     assert fit.display in cap.text
 
 
-def test_largest_served_meets_the_service_level_and_the_next_larger_does_not() -> None:
-    text = "largest inference gpu=4090 gpus=2"
+@pytest.mark.parametrize("text", ["largest inference gpu=4090 gpus=2",
+                                  "largest inference gpu=4090 gpus=8 requests=100k"])
+def test_largest_served_meets_the_service_level_and_the_next_larger_does_not(text: str) -> None:
+    """Serving, the largest is the largest whose forward answer meets the service level for the
+    users asked, or those requests= brings."""
     ans = engine.ask(text, today=TODAY)
     cap = ans.capacity
     assert cap is not None and len(cap.largest) == 1
@@ -173,7 +176,7 @@ def test_largest_served_meets_the_service_level_and_the_next_larger_does_not() -
     assert fit.model == ans.model.name and meets(ans.plans[0])
     bigger = [m for m in catalog.models().values() if m.params > (fit.params or 0)]
     for model in bigger:
-        req = prepared(model, parse(f"{model.name} inference gpu=4090 gpus=2"))
+        req = prepared(model, parse(text.replace("largest", model.name)))
         plans, _m, _e = ranked_plans(model, req, today=TODAY, book=price_book())
         assert not (plans and meets(plans[0])), model.name
 
