@@ -1,8 +1,8 @@
-"""Issue 16's red-team attacks, all of them, one command: runs the three attack benches in turn
+"""Issues 16 and 26's red-team attacks, one command: runs the four attack benches in turn
 (each starts its own redis-server, Slack stand-in and bot processes on loopback) and prints their
 figures, then one line per bench with its outcome.
 
-    .venv/bin/python bench/bench_attacks.py            # about 3-4 minutes on a 2-core machine
+    .venv/bin/python bench/bench_attacks.py            # about 8 minutes on a 2-core machine
 
 bench/attacks_jobs.py    acknowledged work: SIGTERM / kill -9 with answers in flight, Slack
                          retries after a crash, killed workers, orphans, a chart flood
@@ -10,6 +10,9 @@ bench/attacks_edge.py    the edge and the Hub: 50 MB bodies, unsigned and malfor
                          log amplification, half-open sockets, a slow Hub, look-up floods
 bench/attacks_prices.py  prices, digests, authorization: a removed digest channel, future and
                          absurd prices, spoof text, member vs admin, 20,000 quotes
+bench/attacks_platform.py  issue 26's security and limits: Slack Connect admins, feed URL
+                         secrets, HF_TOKEN redirects, a trickling Hub, thread floods, import
+                         caps, history retention, a 100 MB import, /metrics floods
 
 docs/RELIABILITY.md quotes their figures.
 """
@@ -21,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-BENCHES = ("attacks_jobs.py", "attacks_edge.py", "attacks_prices.py")
+BENCHES = ("attacks_jobs.py", "attacks_edge.py", "attacks_prices.py", "attacks_platform.py")
 
 
 def main() -> int:
