@@ -90,9 +90,11 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe(N_("with GGUF Q4_K_M in llama.cpp"), {"quant": "q4_k_m", "engine": "llama.cpp"},
            ("inference",), N_("4-bit weights, layers split over the cards: slower decode, "
                               "little batching")),
-    Recipe(N_("with a shorter context (context=2048)"), {"context": 2048}, ("inference",),
-           N_("prompts and replies together within 2,048 tokens")),
+    # the context is searched: the longest that runs (_longest_context), not a fixed one
+    Recipe(N_("with a shorter context (context={context})"), {"context": None}, ("inference",),
+           N_("prompts and replies together within {context} tokens")),
 )
+SHORTEST_CONTEXT = 2048  # below this a chat's prompt and answer no longer fit together
 
 # Changes that cost the buyer less money, tried before an answer says "over budget".
 BUDGET_CHANGES: tuple[Recipe, ...] = (
@@ -232,6 +234,13 @@ def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
          {**r.settings, "gpus": req.gpus or r.gpus}, "", r) for r in published]
     tries += [(_(r.change), r.update, r.costs, None) for r in RECIPES if req.method in r.methods]
     for change, update, costs, run in tries:
+        if update == {"context": None}:
+            context = _longest_context(spec, req, today=today, book=book)
+            if context is None:
+                continue
+            update = {"context": context}
+            change, costs = (change.format(context=context),
+                             _(costs).format(context=f"{context:,}"))
         variant = _variant(req, update)
         if variant is None:
             continue
@@ -252,6 +261,20 @@ def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
         if len(out) >= SAME_CARD_LIMIT:
             break
     return out
+
+
+def _longest_context(spec: ModelSpec, req: Request, *, today: date,
+                     book: PriceBook) -> int | None:
+    """The longest power-of-two context below the one asked at which the same cards run the
+    same users: the smallest cut that turns the "no" into a "yes"."""
+    context = 1 << (max(req.context - 1, 1)).bit_length() - 1  # the power of two below
+    while context >= SHORTEST_CONTEXT:
+        variant = _variant(req, {"context": context})
+        plan = _top(spec, variant, today, book) if variant is not None else None
+        if plan is not None and plan.verdict != "no":
+            return context
+        context //= 2
+    return None
 
 
 def budget_search(spec: ModelSpec, req: Request, *, today: date, book: PriceBook) -> list[Plan]:

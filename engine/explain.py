@@ -234,7 +234,9 @@ def warnings(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
         out.append(_("paged optimizer states live in CUDA unified memory: PyTorch's memory "
                      "statistics do not count them, and steps slow down when they page to host"))
     if plans and all(p.verdict == "no" for p in plans):
-        out.append(_("no plan fits: see each plan's memory breakdown for the largest component"))
+        # "as asked": the alternatives, when any, are plans that do run
+        out.append(_("nothing fits as asked: each plan's memory breakdown shows its largest "
+                     "component"))
     elif plans and not any(p.memory.fits for p in plans):
         out.append(_("every plan runs tight: none keeps the {headroom:.0%} headroom free (the "
                      "first runs with {free:.0%} free)").format(

@@ -453,7 +453,7 @@ def test_no_plan_fits_is_never_said_under_a_plan_that_runs() -> None:
     ans = ask("llama-3.1-8b full-finetune gpu=4090 gpus=1 optimizer=paged-adamw-8bit "
               "fused_step=true")
     assert ans.plans[0].verdict == "tight"
-    assert not any(w.startswith("no plan fits") for w in ans.warnings)
+    assert not any(w.startswith("nothing fits as asked") for w in ans.warnings)
     assert any("runs tight" in w for w in ans.warnings)
 
 
@@ -564,3 +564,16 @@ def test_headline_budget_and_break_even_invariants(query: str, lang: str) -> Non
         except ValueError:  # a combination the grammar refuses (qlora with quant=, ...)
             return
         _check(ans, query)
+
+
+def test_a_shorter_context_is_the_longest_that_runs_the_users_asked() -> None:
+    """50 users of a reasoning model on 8 x 4090 do not fit at its 36,864-token sequences; the
+    smallest cut is the longest context that holds them (8k), not a fixed 2k, and one step
+    longer does not run."""
+    ans = ask("qwen3-32b inference gpu=4090 gpus=8 users=50")
+    assert ans.plans[0].verdict == "no"
+    shorter = [a for a in ans.alternatives if "shorter context" in a.change]
+    assert shorter and "context=8192" in shorter[0].change
+    assert ask("qwen3-32b inference gpu=4090 gpus=8 users=50 context=16k").plans[0].verdict == "no"
+    assert ask("qwen3-32b inference gpu=4090 gpus=8 users=50 context=8k").plans[0].verdict != "no"
+    assert any(w.startswith("nothing fits as asked") for w in ans.warnings)
