@@ -71,6 +71,9 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe(N_("with chunked loss and activations offloaded to CPU"),
            {"loss": "chunked", "offload": "activations"}, _ADAPTERS,
            N_("saved activations copied to host RAM and back: slower, by the PCIe link")),
+    Recipe(N_("with adapters on attention only (targets=attn)"), {"targets": "attn"}, _ADAPTERS,
+           N_("far fewer trainable parameters; the MLP (a MoE's experts) keeps its weights: "
+              "less adaptation capacity")),
     Recipe(N_("with QLoRA parameters offloaded to CPU (FSDP)"),
            {"zero": 3, "offload": "all"}, ("qlora",),
            N_("weights stream from host RAM every step: much slower, and needs host RAM")),

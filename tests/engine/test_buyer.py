@@ -288,6 +288,10 @@ def test_a_stated_figure_is_cited_as_stated_and_the_gap_to_the_sizing_explained(
     assert total == pytest.approx(m.total / memory.GIB, abs=0.05)
     assert base + adapters > run.memory_bytes / memory.GIB  # the reason given holds
     assert attn_only < total
+    # and it is offered as a way to run on the same card, with what it gives up
+    attn = next(a for a in ans.alternatives if a.change.startswith("with adapters on attention"))
+    assert attn.plan.gpu == "rtx-4090" and attn.plan.memory.total < ans.plans[0].memory.total
+    assert "less adaptation capacity" in attn.change
     # a measured run keeps 'ran', and is not second-guessed
     torchtune = ask("8B full-finetune gpu=4090 gpus=1").alternatives[0].change
     assert "torchtune ran" in torchtune and "this sizing" not in torchtune
