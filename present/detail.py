@@ -31,7 +31,7 @@ def bom_lines(plan: Plan) -> list[str]:
         share = (_(" [{share:.0%} of the price, {amount}]").format(
             share=line.share, amount=money(line.amount, b.currency or ""))
                  if line.share is not None and line.amount is not None else "")
-        out.append(f"• {line.label}: {line.text}{share}")
+        out.append("• " + _("{label}: {text}").format(label=line.label, text=line.text) + share)
         out.append("    " + _("rule: {rule}").format(rule=line.rule))
     if b.traffic:
         out.append(_("Traffic between servers, from the plan's sharding:"))
