@@ -75,6 +75,7 @@ DEAD_CONSUMER_IDLE_MS = 3_600_000
 MAX_ATTEMPTS = 3  # a job that took its process down three times is dropped with an apology
 RECORDED_TTL_S = 3600  # a job's own dedupe key: resubmitting it from the outbox is idempotent
 OUTBOX_MAX_JOBS = 1000  # jobs held in one process while Redis is slow: bounded memory (~2 KiB each)
+SUBMIT_TIMEOUT_S = 0.5  # before an ack: what Redis has not confirmed by then is held, not lost
 OUTBOX_TIMEOUT_S = 5.0  # a resubmission has no ack waiting on it: give a slow Redis time
 
 # Fair share across processes: at most `share` jobs of one member are in the stream at a time
@@ -424,7 +425,8 @@ class Jobs:
     # -- the listener side: record before the ack ----------------------------------------------
 
     async def submit(self, job: Job, *, dedupe: list[tuple[str, int]] | None = None,
-                     timeout_s: float = 1.0, refused: Refused | None = None) -> Submitted:
+                     timeout_s: float = SUBMIT_TIMEOUT_S,
+                     refused: Refused | None = None) -> Submitted:
         """Record `job` (with its dedupe keys, atomically) before Slack gets the ack.
 
         Acknowledged means recorded: a recording Redis did not confirm in time (it may or may not

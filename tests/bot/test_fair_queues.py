@@ -13,7 +13,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot import keys
-from bot.jobs import Job, Jobs, Submitted
+from bot.jobs import Entry, Job, Jobs, Submitted
 from tests.bot.test_jobs import answers_by_channel, settle, wait_until
 from tests.harness import RedisServer, SlackStub
 
@@ -95,19 +95,25 @@ def test_a_poison_entry_is_set_aside_and_the_next_job_runs(bot: Any, slack: Slac
 
 
 def test_a_members_backlog_is_capped_and_drains_in_order(redis_url: str) -> None:
-    async def run() -> tuple[list[Submitted], list[str], int]:
+    async def run() -> tuple[list[Submitted], list[list[str]], list[int]]:
         redis = Redis.from_url(redis_url, decode_responses=True)
         jobs = Jobs(redis, share=1, backlog=2)
         outcomes = [await jobs.submit(Job(kind="k", payload={"n": n}, owner="T:U"))
                     for n in range(4)]
-        other = await jobs.submit(Job(kind="k", payload={"n": 9}, owner="T:V"))
-        entries = await redis.xrange(keys.jobs_stream())
-        in_stream = [Job.decode(f["job"]).payload["n"] for _id, f in entries]
-        waiting = await redis.llen(keys.job_backlog("T:U"))
+        outcomes.append(await jobs.submit(Job(kind="k", payload={"n": 9}, owner="T:V")))
+        in_stream, waiting = [], []
+        for _round in range(3):  # finish U's entry in the stream: the next of U's comes in
+            entries = await redis.xrange(keys.jobs_stream())
+            in_stream.append([str(Job.decode(f["job"]).payload["n"]) for _id, f in entries])
+            waiting.append(await redis.llen(keys.job_backlog("T:U")))
+            mine = next((stream_id, Job.decode(f["job"])) for stream_id, f in entries
+                        if Job.decode(f["job"]).owner == "T:U")
+            await jobs._finish(Entry(mine[0], mine[1], claimed=False))
         await redis.aclose()
-        return [*outcomes, other], [str(n) for n in in_stream], waiting
+        return outcomes, in_stream, waiting
 
     outcomes, in_stream, waiting = asyncio.run(run())
     assert outcomes == [Submitted.QUEUED, Submitted.QUEUED, Submitted.QUEUED, Submitted.BUSY,
                         Submitted.QUEUED]
-    assert in_stream == ["0", "9"] and waiting == 2  # one of U's in the stream, V's beside it
+    # one of U's in the stream at a time, V's beside it; U's backlog enters in order
+    assert in_stream == [["0", "9"], ["9", "1"], ["9", "2"]] and waiting == [2, 1, 0]

@@ -25,7 +25,7 @@ from bot.observability import REDIS_ERRORS
 from bot.parts import Parts
 from bot.words import TOO_MANY_THREADS, failure_text
 from engine.i18n import _, set_language
-from engine.parse import read_reply
+from engine.reader import has_slot
 from present.blockkit import clean_input
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def asks_the_bot(text: str) -> bool:
     if NO_BUDGET.search(cleaned):
         return True
     try:
-        return read_reply(cleaned) is not None
+        return has_slot(cleaned)
     except Exception:
         return True
 
@@ -84,7 +84,8 @@ def record(parts: Parts) -> Callable[..., Awaitable[BoltResponse | None]]:
                 "message", "app_mention"):
             return await next()
         job = job_of(body)
-        if job is None or (job.kind == "message" and not asks_the_bot(job.payload["text"])):
+        if job is None or (job.kind == "message" and not await asyncio.to_thread(
+                asks_the_bot, job.payload["text"])):  # read off the event loop
             return BoltResponse(status=200, body="")  # chatter costs no job slot
         p = job.payload
         dedupe = [(keys.message_seen(p["team"], p["channel"], p["ts"]), SEEN_TTL_S)]
