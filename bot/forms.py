@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -19,7 +20,7 @@ from bot.replies import Replies
 from engine import catalog, reader
 from engine.errors import UserError
 from engine.i18n import _
-from engine.methods import METHODS
+from engine.methods import METHOD_WORDS, METHODS
 from engine.parse import ParseError
 from engine.request import Draft
 from present import slack, views
@@ -190,3 +191,31 @@ def problem_block(err: UserError, text: str) -> str:
     if token and token in METHODS:
         return "method"
     return "model"
+
+
+def corrected(text: str, check: Callable[[str], Any], *, tries: int = 3) -> str | None:
+    """The command with each word the grammar suggested a fix for replaced by the fix (a
+    misspelt method, key or model: `lroa` -> `lora`, `budegt=150k` -> `budget=150k`), when the
+    result reads; None when there is no such correction."""
+    fixed = text
+    for _attempt in range(tries):
+        try:
+            check(fixed)
+            return fixed if fixed != text else None
+        except ParseError as err:
+            # a word the grammar reads as typed (a method) is what was meant, never "fixed":
+            # the problem is elsewhere (a format the method cannot use), and said as it is
+            if not err.token or not err.suggestion or err.token.lower() in METHOD_WORDS:
+                return None
+            fix = err.suggestion
+            if ("=" in fix) != ("=" in err.token):
+                return None  # a key=value put right by a word (or back) is another question
+            if fix.endswith("=") and "=" in err.token:  # a key's fix keeps the value typed
+                fix += err.token.split("=", 1)[1]
+            replaced = f" {fixed} ".replace(f" {err.token} ", f" {fix} ", 1).strip()
+            if replaced == fixed:
+                return None
+            fixed = replaced
+        except UserError:
+            return None
+    return None

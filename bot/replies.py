@@ -28,9 +28,11 @@ FIND_PAGES = 5  # a re-run looks through at most 1,000 messages for what it post
 
 
 class Notice:
-    """A message of plain sections: its blocks and the fallback text notifications show."""
+    """A message of plain sections (and buttons under them): its blocks and the fallback text
+    notifications show."""
 
-    def __init__(self, text: str, context: str = "", user: str = "") -> None:
+    def __init__(self, text: str, context: str = "", user: str = "",
+                 buttons: list[dict[str, Any]] | None = None) -> None:
         visible = blockkit.clean_input(text).strip()  # what is left once reference markers go
         text = text if visible else "(empty)"  # Slack rejects empty text objects
         context = context if blockkit.clean_input(context).strip() else ""
@@ -38,7 +40,8 @@ class Notice:
         self.text = blockkit.fallback(blockkit.visible(text).split("\n", 1)[0][:300].replace(
             "*", "")) if "\n" in text else blockkit.fallback(text)
         self.blocks = blockkit.blocks("notice.json.j2", n={"sections": sections,
-                                                           "context": context, "user": user})
+                                                           "context": context, "user": user,
+                                                           "buttons": buttons or []})
 
 
 class Replies:

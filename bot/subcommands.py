@@ -27,7 +27,8 @@ from bot.permissions import AdminUnknown, Permissions
 from bot.pricestore import PriceStore
 from bot.replies import Notice
 from engine.i18n import _
-from present import slack
+from present import blockkit, slack, views
+from present.actions import View
 
 
 class Who(StrEnum):
@@ -122,6 +123,16 @@ def find(text: str) -> Subcommand | None:
                 None)
 
 
+def _usages() -> str:
+    return _(", ").join(row.usage for row in SUBCOMMANDS)
+
+
 def help_message() -> Notice:
-    """/gpusize help: the grammar, and every sub-command's usage."""
-    return Notice(slack.help_text(also=_(", ").join(row.usage for row in SUBCOMMANDS)))
+    """/gpusize help: four lines and three buttons (the form, every option, the prices)."""
+    return Notice(slack.short_help(also=_usages()), buttons=slack.help_buttons())
+
+
+def all_options_view() -> dict[str, Any]:
+    """Help's "All options": every method and key the grammar reads, in a modal."""
+    return views.modal(_("All options"), [views.section(part) for part in blockkit.sections(
+        slack.help_text(also=_usages()))], callback_id=View.KEYS)

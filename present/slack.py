@@ -69,6 +69,46 @@ def help_text(also: str = "") -> str:
                           examples=_(HELP_EXAMPLES), replies=_(REPLY_EXAMPLES), also=also)
 
 
+SHORT_HELP = N_("*gpusize* sizes GPU servers for fine-tuning and serving LLMs: the cards, the "
+                "price, the why.\n"
+                "`/gpusize MODEL METHOD [key=value ...]`, e.g. `/gpusize 13B full-finetune "
+                "budget=150k`, or just `/gpusize` for the form.\n"
+                "Reply in the answer's thread to change anything, e.g. \"what about lora?\" or "
+                "\"budget 300k\".\n"
+                "Also: {also}.")
+
+
+def short_help(also: str) -> str:
+    """/gpusize help in four lines (the buttons under it open the form, every option and the
+    prices); `also`: the sub-commands' usage."""
+    return _(SHORT_HELP).format(also=also)
+
+
+def help_buttons() -> list[dict[str, Any]]:
+    """Under the help: the form, every option the grammar reads (a modal), the prices."""
+    return [{"action_id": Action.OPEN_FORM, "text": _("Open the form"), "value": "help",
+             "style": "primary"},
+            {"action_id": Action.ALL_OPTIONS, "text": _("All options"), "value": "help"},
+            {"action_id": Action.SHOW_PRICES, "text": _("Prices"), "value": "price"}]
+
+
+def error_view(error: str, typed: str, corrected: str | None) -> dict[str, Any]:
+    """A command that cannot be read: what is wrong first, the corrected command with a button
+    that runs it (when there is one), the typed text echoed so it is not lost, and the form."""
+    buttons = []
+    if corrected:
+        buttons.append({"action_id": Action.RUN_IT, "text": _("Run it"), "value": corrected,
+                        "style": "primary"})
+    buttons.append({"action_id": Action.OPEN_FORM, "text": _("Open the form"), "value": typed})
+    return {
+        "sections": [error] + ([_("Did you mean `/gpusize {command}`?").format(
+            command=corrected.replace("`", "ʼ"))] if corrected else []),
+        "context": _("You typed `/gpusize {text}`; nothing was posted.").format(
+            text=typed.replace("`", "ʼ").replace("\n", " ")[:300]),
+        "buttons": buttons,
+    }
+
+
 # -- the answer card ---------------------------------------------------------------------------
 
 CARD_ROWS = 5  # options in the table: with the header, a phone shows them without scrolling

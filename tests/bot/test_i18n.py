@@ -60,7 +60,7 @@ def test_memory_and_price_charts_are_uploaded_into_the_thread(bot: Bot, slack: S
     card = slack.wait_for("chat.postMessage")[0].body
     redis_server.wait_for_conversation(ROOT)
     charts = next(o["value"] for b in card["blocks"] for e in b.get("elements", [])
-                  if e.get("type") == "overflow" for o in e["options"]
+                  if e.get("action_id") == "card_more" for o in e["options"]
                   if o["text"]["text"].startswith("Charts"))
     bot.action(action_id="card_more", value=None, selected=charts, element="overflow",
                message_ts=ROOT)

@@ -255,3 +255,58 @@ def test_a_card_slack_rejects_is_posted_again_with_the_table_as_code(
     assert fallback[0] == first.body["blocks"][0] and fallback[-1]["type"] == "actions"
     assert second.body["text"] == first.body["text"]
     redis_server.wait_for_conversation("1700000000.000001")
+
+
+def press(bot: Bot, action_id: str, value: str, response_url: str, *,
+          user: str = "U0ALICE") -> None:
+    """A button under an ephemeral message (help, an error): it carries a response_url."""
+    bot.interaction({"type": "block_actions", "team": {"id": TEAM}, "api_app_id": "A0APP",
+                     "user": {"id": user, "team_id": TEAM}, "channel": {"id": "C0CHAN"},
+                     "container": {"type": "message", "is_ephemeral": True},
+                     "trigger_id": "3.3.3", "response_url": response_url,
+                     "actions": [{"action_id": action_id, "block_id": "b", "type": "button",
+                                  "value": value, "action_ts": f"{time.time():.6f}"}]})
+
+
+def test_help_is_four_lines_with_buttons_and_every_option_in_a_modal(
+        bot: Bot, slack: SlackStub) -> None:
+    status, body = bot.command("help")
+    blocks = json.loads(body)["blocks"]
+    assert status == 200 and [b["type"] for b in blocks] == ["section", "actions"]
+    lines = blocks[0]["text"]["text"].split("\n")
+    assert len(lines) == 4 and lines[0].startswith("*gpusize* sizes GPU servers")
+    assert len(blocks[0]["text"]["text"]) <= 500  # was over 1,000 with a 36-key list
+    assert [e["action_id"] for e in blocks[1]["elements"]] == ["open_form", "all_options",
+                                                               "show_prices"]
+    press(bot, "all_options", "", slack.response_url("help"))
+    modal = slack.wait_for("views.open")[0].body["view"]
+    check_view(modal)
+    assert modal["title"]["text"] == "All options" and "`goal=`" in texts(modal["blocks"])
+    press(bot, "show_prices", "price", slack.response_url("help"))
+    prices = slack.wait_for("response_url")[0].body
+    assert prices["response_type"] == "ephemeral" and "CNY" in texts(prices["blocks"])
+
+
+def test_an_error_offers_the_corrected_command_and_runs_it(
+        bot: Bot, slack: SlackStub, redis_server: RedisServer) -> None:
+    status, body = bot.command("13B lroa budegt=150k")
+    blocks = json.loads(body)["blocks"]
+    assert status == 200
+    # what is wrong first, the fix, the typed text echoed, then the buttons
+    assert blocks[0]["text"]["text"].startswith("unknown key budegt=")
+    assert "Did you mean `/gpusize 13B lora budget=150k`?" in blocks[0]["text"]["text"]
+    assert "You typed `/gpusize 13B lroa budegt=150k`" in texts(blocks)
+    run = blocks[-1]["elements"][0]
+    assert run["action_id"] == "run_it" and run["value"] == "13B lora budget=150k"
+    assert blocks[-1]["elements"][1]["action_id"] == "open_form"
+    press(bot, "run_it", run["value"], slack.response_url("err"))
+    card = slack.wait_for("chat.postMessage")[0].body
+    assert card["channel"] == "C0CHAN" and card["blocks"][0]["text"]["text"].startswith(
+        "13B LoRA → ")
+    assert "/gpusize 13B lora budget=150k" in texts(card["blocks"])
+    assert any(c.body.get("delete_original") for c in slack.wait_for("response_url"))
+    # nothing to correct: the error and the form, the text still echoed
+    _status, body = bot.command("zzzz-unknown-model lora")
+    blocks = json.loads(body)["blocks"]
+    assert [e["action_id"] for e in blocks[-1]["elements"]] == ["open_form"]
+    assert "You typed `/gpusize zzzz-unknown-model lora`" in texts(blocks)

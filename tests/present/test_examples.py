@@ -14,7 +14,8 @@ from present import slack
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 COMMAND = re.compile(r"`/gpusize ([^`]+)`")
 QUOTED = re.compile(r"[\"“]([^\"”]+)[\"”]")
-HINTS = ("Or reply in this thread, e.g. \"lora\" or \"serve with 20 users\".",
+HINTS = (slack.SHORT_HELP,
+         "Or reply in this thread, e.g. \"lora\" or \"serve with 20 users\".",
          "Or reply in this thread, e.g. \"budget 300k\" or \"budget $20k\".",
          "The buying guides' rule of thumb is to buy when the cards are busy more than {hours:g} h "
          "a month; the break-even above is computed from these prices instead. Reply "

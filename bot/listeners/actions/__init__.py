@@ -4,7 +4,7 @@ import re
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.listeners.actions import buttons
+from bot.listeners.actions import buttons, start
 from bot.parts import Parts
 from present.actions import CARD_ACTIONS, Action
 
@@ -21,3 +21,7 @@ def register(app: AsyncApp, parts: Parts) -> None:
     # everything under an answer (what-ifs, "Rent vs buy", the menu); bot.presses checks that
     # the press is on the thread's live answer and dispatches on the id and the value
     on(CARD_ACTIONS, "press:card", buttons.card_action(parts))
+    # buttons that start something: an error's "Run it", help's "All options" and "Prices"
+    app.action(Action.RUN_IT.value)(start.run_it(parts))
+    app.action(Action.ALL_OPTIONS.value)(start.all_options(parts))
+    app.action(Action.SHOW_PRICES.value)(start.prices(parts))

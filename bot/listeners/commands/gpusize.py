@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -29,6 +30,7 @@ from bot.words import STORE_DOWN, TOO_MANY_THREADS, failure_text
 from engine import ParseError, UserError
 from engine.i18n import _, current, set_language
 from engine.request import Draft
+from present import slack
 from present.blockkit import clean_input
 
 log = logging.getLogger(__name__)
@@ -77,8 +79,7 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             draft = await parts.intake.admit(text, team=command["team_id"], user=command["user_id"])
         except UserError as err:
             COMMANDS.labels("error").inc()
-            msg = Notice(f"{err}",
-                         context=_("Nothing was posted. `/gpusize help` shows the grammar."))
+            msg = error_notice(parts, err, text)
             await ack(text=msg.text, blocks=msg.blocks)
             return
         except Exception as err:  # e.g. a ValidationError: said plainly, never a 500 to Slack
@@ -112,6 +113,15 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             await parts.jobs.run_here(job)
 
     return gpusize_command
+
+
+def error_notice(parts: Parts, err: Exception, text: str) -> Notice:
+    """A command that cannot be read: the problem, the corrected command and a button that runs
+    it (when a correction reads), the typed text echoed, and the form prefilled from it."""
+    view = slack.error_view(str(err), text, forms.corrected(text, parts.intake.check))
+    for button in view["buttons"]:  # Slack's markup is no part of a sizing question
+        button["value"] = re.sub(r"[<>]", " ", button["value"])
+    return Notice("\n".join(view["sections"]), context=view["context"], buttons=view["buttons"])
 
 
 def request_digest(request: Any) -> str:

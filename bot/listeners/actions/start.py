@@ -1,0 +1,94 @@
+"""Buttons that start something rather than answer a card: an error's "Run it" (the corrected
+command, run as if typed), help's "All options" (every key, in a modal) and "Prices" (the
+`price` sub-command). "Open the form" is bot/listeners/views/form.py's."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot import keys, subcommands
+from bot.jobs import Job, Submitted
+from bot.listeners.commands.gpusize import error_notice
+from bot.observability import COMMANDS
+from bot.parts import Parts
+from bot.pricestore import new_id
+from engine.errors import UserError
+from engine.i18n import current, set_language
+from present.blockkit import clean_input
+
+log = logging.getLogger(__name__)
+Listener = Callable[..., Awaitable[None]]
+PRESS_TTL_S = 600
+
+
+def _who(body: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:
+    """(team, channel, user, the action) of a press."""
+    team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
+    channel = (body.get("channel") or {}).get("id") or ""
+    return team, channel, (body.get("user") or {}).get("id", ""), (body.get("actions") or [{}])[0]
+
+
+def run_it(parts: Parts) -> Listener:
+    """The corrected command, run as if typed: checked again, then the same job as a command;
+    the error message it came from is replaced by what happens."""
+    async def on_press(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        team, channel, user, action = _who(body)
+        text = clean_input(str(action.get("value") or "")).strip()
+        set_language(await parts.languages.of(team, user, text))
+        try:
+            draft = await parts.intake.admit(text, team=team, user=user)
+        except UserError as err:
+            msg = error_notice(parts, err, text)
+            with contextlib.suppress(Exception):
+                await respond(replace_original=True, response_type="ephemeral", text=msg.text,
+                              blocks=msg.blocks)
+            return
+        job = Job(kind="command", owner=f"{team}:{user}",
+                  payload={"team": team, "channel": channel, "user": user, "text": text,
+                           "draft": dict(draft.values),
+                           "response_url": body.get("response_url") or "", "lang": current()})
+        outcome = await parts.jobs.submit(job, dedupe=[(keys.action_seen(
+            team, user, action.get("action_ts", "")), PRESS_TTL_S)])
+        COMMANDS.labels("run-it").inc()
+        if outcome is Submitted.UNRECORDED:
+            await parts.jobs.run_here(job)
+        with contextlib.suppress(Exception):  # the error has done its work
+            await respond(delete_original=True)
+
+    return on_press
+
+
+def all_options(parts: Parts) -> Listener:
+    async def on_press(ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        team, _channel, user, _action = _who(body)
+        set_language(await parts.languages.of(team, user))
+        try:
+            await parts.replies.open_view(body.get("trigger_id") or "",
+                                          subcommands.all_options_view())
+        except Exception as err:
+            log.warning("the options modal did not open: %s", type(err).__name__)
+
+    return on_press
+
+
+def prices(parts: Parts) -> Listener:
+    """Help's "Prices": the `price` sub-command, answered privately like the typed one."""
+    async def on_press(ack: Any, body: dict[str, Any]) -> None:
+        team, channel, user, action = _who(body)
+        set_language(await parts.languages.of(team, user))
+        job = Job(kind="subcommand", owner=f"{team}:{user}", payload={
+            "command": {"team_id": team, "channel_id": channel, "user_id": user,
+                        "response_url": body.get("response_url") or ""},
+            "text": "price", "lang": current(), "quote_id": new_id("q")})
+        outcome = await parts.jobs.submit(job, dedupe=[(keys.action_seen(
+            team, user, action.get("action_ts", "")), PRESS_TTL_S)])
+        await ack()
+        if outcome is Submitted.UNRECORDED:
+            await parts.jobs.run_here(job)
+
+    return on_press
