@@ -156,11 +156,15 @@ def plan_monthly(plan: Plan) -> tuple[str | None, float | None]:
 def compare(plan: Plan, spec: ModelSpec, req: Request, book: PriceBook,
             today: date, asked: Request | None = None) -> ApiComparison | None:
     """The plan beside the hosted APIs for the same traffic (requests=, else the plan's capacity
-    at the peak factor); None for training plans and plans that do not run. `asked`: the request
-    as asked, when `req` has the typical request's lengths filled in (said as assumed)."""
-    if not req.is_serving or plan.verdict == "no" or plan.cost is None:
+    at the peak factor); None for training. A plan that does not run gets the APIs alone for
+    the traffic requests= gives (what the work costs without the cards), else None. `asked`: the
+    request as asked, when `req` has the typical request's lengths filled in (said as
+    assumed)."""
+    if not req.is_serving:
         return None
     load = load_of(req)
+    if plan.verdict == "no" or plan.cost is None:
+        return _apis_alone(spec, req, book, today, load) if load is not None else None
     currency = plan.cost.currency
     prompt, answer = _lengths(req, load)
     peak = load.peak if load is not None else (req.peak or DEFAULT_PEAK)
@@ -210,6 +214,27 @@ def compare(plan: Plan, spec: ModelSpec, req: Request, book: PriceBook,
         utilization=None if utilization is None else round(min(utilization, 1.0), 3),
         per_m_tokens=None if per_m is None else round(per_m, 4), offers=offers, verdict=verdict,
         notes=notes)
+
+
+def _apis_alone(spec: ModelSpec, req: Request, book: PriceBook, today: date,
+                load: Load) -> ApiComparison | None:
+    """The hosted APIs priced for the traffic when the plan does not run on the cards."""
+    currency = req.answer_currency
+    requests, prompt, answer = load.requests_per_day, load.prompt, load.answer
+    offers = _offers(spec, req, book, today, currency, requests, prompt, answer, None)
+    if not offers:
+        return None
+    cheapest = min(offers, key=lambda o: o.monthly or 0.0)
+    verdict = _("the plan does not run on these cards; for this traffic {provider} ({api}) costs "
+                "{monthly} a month, {per_m} per million tokens").format(
+        provider=cheapest.provider, api=cheapest.api_model,
+        monthly=money(cheapest.monthly, currency),
+        per_m=unit_price(cheapest.per_m_tokens, currency))
+    return ApiComparison.build(
+        currency=currency, requests_per_day=round(requests, 1),
+        tokens_per_month=round(requests * DAYS_PER_MONTH * (prompt + answer)),
+        prompt_tokens=prompt, answer_tokens=answer, users=req.users, offers=offers,
+        verdict=verdict)
 
 
 def _offers(spec: ModelSpec, req: Request, book: PriceBook, today: date, currency: str,

@@ -215,9 +215,12 @@ def _capacity_text(spec: ModelSpec, gpu: GpuSpec, req: Request, rows: list[Capac
              "least {floor:g} tokens/s per user; then {limit} stops it").format(
         box=box, model=spec.display, users=users_text(first.users), context=_k(first.context),
         floor=req.decode_floor, limit=_(LIMITS[first.limit]))
-    if given is not None:
+    if given is not None and longest:
         text += _("; {users} can each have up to {context} tokens").format(
-            users=users_text(given), context=_k(longest or 0))
+            users=users_text(given), context=_k(longest))
+    elif given is not None:
+        text += _("; no context serves {users} at the service level").format(
+            users=users_text(given))
     return text
 
 

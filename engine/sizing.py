@@ -168,8 +168,9 @@ def complete_plan(spec: ModelSpec, req: Request, plan: Plan, today: date,
                   book: PriceBook) -> Plan:
     """A ranked plan with what beyond the cards it takes (issue 25): the whole server, the hosted
     APIs for the same traffic (serving), and the commands that run it."""
-    if plan.verdict == "no":
-        return plan
+    if plan.verdict == "no":  # nothing to build or launch; the APIs alone for given traffic
+        api = compare(plan, spec, request_of(req, plan), book, today)
+        return plan.model_copy(update={"api": api}) if api is not None else plan
     gpu = catalog.gpus()[plan.gpu]
     req = request_of(req, plan)
     return plan.model_copy(update={

@@ -109,8 +109,10 @@ def capacity_lines(cap: Capacity | None) -> list[str]:
                                   "{why}").format(context=r.context, users=counted(r.users, "user"),
                                                   speed=speed, why=r.limit_text))
     if cap.users is not None:
-        out.append("  " + _("{users}: up to {context:,} tokens each").format(
-            users=counted(cap.users, "user"), context=cap.longest_context or 0))
+        out.append("  " + (_("{users}: up to {context:,} tokens each").format(
+            users=counted(cap.users, "user"), context=cap.longest_context)
+            if cap.longest_context else _("{users}: no context serves them at the service "
+                                          "level").format(users=counted(cap.users, "user"))))
     for f in cap.largest:
         out.append("  • " + (_("largest for {method}: {model} ({params:.1f}B, {verdict}, "
                                "{rate:,.0f} tokens/s)").format(

@@ -176,3 +176,21 @@ def test_the_way_not_chosen_is_priced_against_the_cheapest_api(text: str) -> Non
         assert "instead" in api.verdict and "never pays off" in api.verdict.split("instead")[1]
     else:
         assert f"above {even:,.0f} requests a day" in api.verdict.split("instead")[1]
+
+
+def test_a_plan_that_does_not_run_gets_the_apis_alone_for_given_traffic() -> None:
+    text = "deepseek-v3 inference gpu=4090 gpus=8"
+    plan = engine.ask(f"{text} requests=100k", today=TODAY).plans[0]
+    assert plan.verdict == "no" and plan.api is not None and plan.api.offers
+    api = plan.api
+    assert api.monthly is None and api.capacity_requests_per_day is None
+    assert api.requests_per_day == 100_000
+    book = price_book()
+    for offer in api.offers:
+        per_request = book.convert((api.prompt_tokens * offer.input_per_m  # type: ignore[operator]
+                                    + api.answer_tokens * offer.output_per_m) / 1e6,  # type: ignore[operator]
+                                   offer.currency, api.currency)
+        assert offer.monthly == pytest.approx(per_request * 100_000 * DAYS_PER_MONTH, rel=1e-3)
+        assert offer.break_even_requests_per_day is None
+    assert "does not run" in api.verdict
+    assert engine.ask(text, today=TODAY).plans[0].api is None  # no traffic, nothing to price
