@@ -297,3 +297,29 @@ def test_a_reply_the_grammar_cannot_use_is_told_to_its_author_only(
             assert await store.get(TEAM, CHANNEL, thread) == before  # nothing stored
 
     run(go)
+
+
+def test_a_mention_answers_in_its_own_thread(redis_url: str, slack: SlackStub) -> None:
+    async def go() -> None:
+        async with parts(redis_url, slack) as (dialog, store, _intake):
+            mention = "1699999999.000100"
+            await dialog.mention_start(team=TEAM, channel=CHANNEL, ts=mention, user="U0ALICE",
+                                       text="<@UBOT0001> help")
+            assert slack.of("chat.postMessage")[-1].body["thread_ts"] == mention
+            assert await store.get(TEAM, CHANNEL, mention) is None  # help starts no thread
+
+            await dialog.mention_start(team=TEAM, channel=CHANNEL, ts=mention, user="U0ALICE",
+                                       text="<@UBOT0001> acme/unknown-model lora")
+            told = slack.of("chat.postEphemeral")[-1].body
+            assert told["user"] == "U0ALICE" and "acme/unknown-model" in told["text"]
+            assert await store.get(TEAM, CHANNEL, mention) is None
+
+            await dialog.mention_start(team=TEAM, channel=CHANNEL, ts=mention, user="U0ALICE",
+                                       text="<@UBOT0001> llama-3.1-8b lora")
+            conv = await store.get(TEAM, CHANNEL, mention)
+            assert conv is not None and conv.record.root is Root.MENTION
+            assert conv.stage is Stage.DONE and conv.record.answer_ts is not None
+            card = slack.of("chat.postMessage")[-1]
+            assert card.body["thread_ts"] == mention and "llama" in text_of(card).lower()
+
+    run(go)
