@@ -42,3 +42,13 @@ def test_build_makes_whole_numbers_floats_where_validation_would() -> None:
     assert Memory.build(**kw).model_dump_json() == Memory(**kw).model_dump_json()
     built = Speed.build(prefill_tokens_per_s=7139)
     assert built.prefill_tokens_per_s == 7139.0 and type(built.prefill_tokens_per_s) is float
+
+
+@pytest.mark.parametrize("query", ["lora gpu=4090 gpus=8", "qwen3-32b inference gpu=4090 gpus=8",
+                                   "deepseek-v3 inference gpu=4090 gpus=8 requests=100k",
+                                   "largest inference gpu=4090 gpus=8 requests=100k"])
+def test_issue_25_answers_equal_their_validated_twins(query: str) -> None:
+    """The box, largest-model and API-alone documents (capacity, largest, api) build as
+    validation would make them, every plan completed as --json asks."""
+    text = engine.ask(query, every_plan=True).model_dump_json()
+    assert Answer.model_validate_json(text).model_dump_json() == text
