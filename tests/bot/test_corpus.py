@@ -106,7 +106,8 @@ def test_slash_command_corpus_over_http(make_bot: Any, slack: SlackStub,
 
 def expected(state: dict[str, Any], text: str) -> str:
     """What the dialog should do with this reply: "ignore" (chatter), "refuse" (a private
-    message, nothing changes) or "answer" (the request changes and a new answer is posted)."""
+    message, nothing changes), "same" (asks for the card as it is: a private line, the card
+    untouched) or "answer" (the request changes and a new answer is posted)."""
     try:
         change = read_reply(clean_input(text))
     except Ambiguous:
@@ -116,6 +117,8 @@ def expected(state: dict[str, Any], text: str) -> str:
     if change is None:
         return "ignore"
     merged = Draft(state).merged(change)
+    if merged.values == state:
+        return "same"  # names the card as it is: told privately, the card untouched (issue 24)
     try:
         if merged.method:
             build_request(merged)
@@ -151,14 +154,20 @@ def test_thread_reply_corpus_never_corrupts_state(make_bot: Any, slack: SlackStu
         if want in ("answer", "ask"):  # a new answer, or the question which reading was meant
             slack.wait_for("chat.postMessage", posts + 1)
             if want == "answer":
+                # the card is recorded after it is posted: let that land before the next reset
+                deadline = time.monotonic() + 10
+                while (redis_server.command("HGET", key, "_answer_ts") is None
+                       and time.monotonic() < deadline):
+                    time.sleep(0.02)
                 continue
-        if want == "refuse":
+        if want in ("refuse", "same"):
             slack.wait_for("chat.postEphemeral", privates + 1)
         else:
             time.sleep(0.05)
         assert redis_server.command("HGETALL", key) == before, text
         assert len(slack.of("chat.postMessage")) == posts + (want == "ask"), text
-    assert outcomes["refuse"] >= 100 and outcomes["ignore"] >= 50 and outcomes["answer"] >= 50
+    assert outcomes["refuse"] >= 100 and outcomes["ignore"] >= 50
+    assert outcomes["answer"] >= 25 and outcomes["same"] >= 10
     time.sleep(0.5)
     for call in slack.calls:
         assert not LIVE.search(json.dumps(call.body.get("blocks", []), ensure_ascii=False)), call
