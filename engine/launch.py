@@ -446,7 +446,7 @@ def launch_for(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> list[
             first.notes.insert(0, _("sized for Hugging Face generate(); vLLM serves the same "
                                     "configuration far faster"))
         return [first, other]
-    if s.tp > 1 or s.pp > 1:
+    if s.tp > 1 or s.pp > 1 or s.ep > 1:  # expert parallelism: Megatron, not Hugging Face
         return [megatron_launch(spec, req, plan, gpu)]
     return [llamafactory_launch(spec, req, plan, gpu)]
 

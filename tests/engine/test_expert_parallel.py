@@ -131,3 +131,11 @@ def test_a_pipeline_peaks_on_its_busiest_stage() -> None:
     plan = ask("qwen3-30b-a3b pretrain gpu=h100-sxm gpus=16 seq=4096 batch=2 "
                "checkpointing=selective precision=fp8 ep=8").plans[0]
     assert (plan.settings.pp, plan.settings.ep, plan.settings.tp) == (2, 8, 1)
+
+
+def test_expert_parallel_training_launches_megatron() -> None:
+    # one server, no tensor or pipeline parallelism: Hugging Face has no expert parallelism
+    plan = ask("qwen3-30b-a3b pretrain gpu=h200 gpus=8 ep=8 seq=2048").plans[0]
+    assert plan.settings.ep == 8 and plan.settings.tp == plan.settings.pp == 1 and plan.launch
+    assert plan.launch[0].engine == "megatron"
+    assert "--expert-model-parallel-size 8" in str(plan.launch[0].commands[0])
