@@ -454,11 +454,11 @@ def _moe_variants(spec: ModelSpec, req: Request, s: Strategy) -> list[Strategy]:
 
 def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[Strategy]:
     """Candidate shardings for `gpus` cards, lightest communication first; with ep= only those
-    with that expert-parallel size (an MoE model's; a dense model has none to pin)."""
+    with that expert-parallel size where there are any (an MoE model's full training or serving
+    on at least ep GPUs; a dense model or LoRA's frozen experts have none to pin)."""
     found = _all_strategies(spec, req, gpus, nvlink)
-    if req.ep and spec.is_moe:
-        return [s for s in found if s.ep == req.ep]
-    return found
+    pinned = [s for s in found if s.ep == req.ep] if req.ep and spec.is_moe else []
+    return pinned or found
 
 
 def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[Strategy]:

@@ -139,3 +139,11 @@ def test_expert_parallel_training_launches_megatron() -> None:
     assert plan.settings.ep == 8 and plan.settings.tp == plan.settings.pp == 1 and plan.launch
     assert plan.launch[0].engine == "megatron"
     assert "--expert-model-parallel-size 8" in str(plan.launch[0].commands[0])
+
+
+def test_an_ep_no_plan_can_use_is_not_a_reason_to_refuse() -> None:
+    for text in ("qwen3-30b-a3b pretrain gpu=h200 gpus=8 ep=16 seq=2048",
+                 "qwen3-30b-a3b lora gpu=h100-sxm gpus=8 ep=8",
+                 "llama-3.1-8b pretrain gpu=h100-sxm gpus=8 ep=8"):
+        plan = ask(text).plans[0]
+        assert plan.verdict != "no" and plan.settings.ep == 1, text
