@@ -5,6 +5,7 @@ follows a failover to the new primary."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
 import subprocess
 import time
@@ -198,3 +199,56 @@ def test_through_a_real_sentinel_with_a_password_and_a_failover(cluster: Cluster
     assert value == "written" and port == cluster.replica
     assert cluster.node(cluster.replica).get("after") == "written"
     assert cluster.node(cluster.replica).get("before") == "kept"
+
+
+def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A private CA and a server certificate for 127.0.0.1 signed by it (openssl)."""
+    ca_key, ca, key, csr, cert = (folder / n for n in ("ca.key", "ca.pem", "server.key",
+                                                       "server.csr", "server.pem"))
+    ext = folder / "ext.cnf"
+    ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for command in (
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out",
+             str(ca), "-days", "2", "-subj", "/CN=gpusize test CA"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
+             "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
+             "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(ext)]):
+        subprocess.run(["openssl", *command], check=True, capture_output=True, timeout=60)
+    return ca, cert, key
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the certificates")
+def test_a_managed_redis_over_tls_with_a_private_ca(tmp_path: Path) -> None:
+    """rediss:// as a managed Redis is reached: TLS verified against REDIS_CA_FILE, AUTH from
+    REDIS_PASSWORD; without the CA the certificate is refused."""
+    ca, cert, key = make_certificates(tmp_path)
+    port = free_port()
+    server = subprocess.Popen(
+        [REDIS_SERVER, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
+         "--tls-cert-file", str(cert), "--tls-key-file", str(key), "--tls-ca-cert-file", str(ca),
+         "--tls-auth-clients", "no", "--requirepass", PASSWORD, "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        url = f"rediss://127.0.0.1:{port}/0"
+        settings = Settings(slack_bot_token="xoxb-1", slack_signing_secret="s", redis_url=url,
+                            redis_password=PASSWORD, redis_ca_file=str(ca))
+
+        async def round_trip(chosen: Settings) -> str | None:
+            client = redis_client(chosen)
+            try:
+                await client.set("tls", "kept")
+                return await client.get("tls")
+            finally:
+                await client.aclose()
+
+        assert asyncio.run(round_trip(settings)) == "kept"
+        untrusted = settings.model_copy(update={"redis_ca_file": None})
+        with pytest.raises(redis_py.exceptions.ConnectionError):
+            asyncio.run(round_trip(untrusted))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
