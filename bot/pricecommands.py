@@ -154,19 +154,11 @@ def current_prices(records: list[PriceRecord], today: date, *, currency: str = "
     return sections
 
 
-def history(records: list[PriceRecord], item: str, today: date) -> list[str]:
-    card = item.split(":")[-1]
-    rows = sorted((r for r in records if r.item == card or r.item.endswith("x" + card)),
-                  key=lambda r: (r.quoted, r.recorded_at), reverse=True)
-    if not rows:
-        return [_("No prices recorded for {card}.").format(card=card)]
-    lines = [_("*Price history of {card}* (newest first)").format(
-        card=pricetables.display(card, 40))]
-    lines += [f"• {r.quoted} · {_(KIND_TEXT[r.kind])} · {pricetables.display(r.item, 40)} · "
-              f"{amount_text(r)} · {_age(r, today)} · {_origin(r)}" for r in rows[:60]]
-    if len(rows) > 60:
-        lines.append(_("… and {count} older").format(count=len(rows) - 60))
-    return ["\n".join(lines)]
+def history(records: list[PriceRecord], item: str, today: date, *,
+            currency: str = "CNY") -> list[str]:
+    """A card's price history: one table per kind (bot/pricetables.py)."""
+    return pricetables.history_tables(records, item.split(":")[-1], today, currency=currency,
+                                      book=price_book())
 
 
 async def handle(store: PriceStore, *, team: str, user: str, text: str, today: date,
@@ -179,10 +171,10 @@ async def handle(store: PriceStore, *, team: str, user: str, text: str, today: d
         records = await store.visible(team)
         flags = {w.lower() for w in words[1:]} & {"all", "usd", "cny", "rmb"}
         rest = [w for w in words[1:] if w.lower() not in flags]
-        if rest:
-            return history(records, item_for(rest[0]), today)
         currency = ("USD" if "usd" in flags else "CNY" if flags & {"cny", "rmb"}
                     else pricetables.workspace_currency(await store.records(team)))
+        if rest:
+            return history(records, item_for(rest[0]), today, currency=currency)
         cards = None if "all" in flags else (await store.most_asked(team)
                                               or list(pricetables.DEFAULT_CARDS))
         return current_prices(records, today, currency=currency, cards=cards)

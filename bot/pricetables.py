@@ -70,10 +70,13 @@ class Sources:
 
 
 def _source_note(rec: PriceRecord) -> str:
+    """Where a price comes from, as a reader can follow it: a team quote by its vendor and who
+    entered it, the catalog's sources as whole links (never cut: a cut link is a 404), a feed by
+    its site's name; no internal ids (`/gpusize quote list` has them, for removing one)."""
     if rec.origin == "quote":
-        return _("quote from {vendor} by {user} (id `{id}`)").format(
+        return _("quote from {vendor} by {user}").format(
             vendor=_CONTROL.sub("", rec.vendor)[:60] or _("a vendor"),
-            user=user_ref(rec.entered_by), id=rec.id)
+            user=user_ref(rec.entered_by))
     source = _CONTROL.sub("", rec.source)
     if source.startswith("seed:"):
         return _("a buying guide")
@@ -150,3 +153,33 @@ def movers_table(moves: list[tuple[float, float, PriceRecord, float]], *, curren
 KIND_SHORT = {"rent_card_hour": N_("rent/h"), "rent_server_month": N_("rent/mo"),
               "rent_cluster_hour": N_("cluster/h"),
               "buy_card": N_("buy"), "buy_server": N_("server")}
+
+
+def history_tables(records: list[PriceRecord], card: str, today: date, *, currency: str,
+                   book: PriceBook, limit: int = 30) -> list[str]:
+    """`/gpusize price CARD`: the card's prices, one table per kind (newest first): the date,
+    the price in the workspace's currency with the quote as given when it was another, where it
+    comes from (a link that works, or the vendor), and its age."""
+    rows = [r for r in records if card_of(r.item) == card]
+    if not rows:
+        return [_("No prices recorded for {card}.").format(card=display(card, 40))]
+    parts = [_("*Price history of {card}* (newest first, in {currency})").format(
+        card=display(card, 40), currency=currency)]
+    for kind in KIND_TITLES:
+        mine = sorted((r for r in rows if r.kind == kind),
+                      key=lambda r: (r.quoted, r.recorded_at), reverse=True)
+        if not mine:
+            continue
+        lines = [f"*{_(KIND_TITLES[kind])}*"]
+        for rec in mine[:limit]:
+            _shown, cell = _cell(rec, currency, book)
+            what = display(rec.item, 40) + " · " if rec.item.startswith("server:") else ""
+            lines.append(f"• {rec.quoted} · {what}{cell} · {_source_note(rec)} · "
+                         f"{_age(rec, today)}")
+        if len(mine) > limit:
+            lines.append(_("… and {count} older").format(count=len(mine) - limit))
+        parts.append("\n".join(lines))
+    if any((today - r.quoted).days > STALE_DAYS for r in rows):
+        parts.append(_("! older than {days} days: ask vendors for fresh quotes.").format(
+            days=STALE_DAYS))
+    return ["\n\n".join(parts)]

@@ -13,22 +13,25 @@ which the asker reads as is) and a test.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from bot import pricecommands
+from bot import jobs, pricecommands, pricetables
 from bot.digest import Digests
 from bot.digestcommands import digest_command
 from bot.language import Languages
 from bot.permissions import AdminUnknown, Permissions
-from bot.pricestore import PriceStore
+from bot.pricestore import PriceRecord, PriceStore
 from bot.replies import Notice
 from engine.i18n import _
+from engine.prices import KIND_TEXT
 from present import blockkit, slack, views
 from present.actions import View
+from present.blockkit import user_ref
 
 
 class Who(StrEnum):
@@ -80,11 +83,40 @@ async def _lang(call: Call) -> list[str]:
 
 
 async def _prices(call: Call) -> list[str]:
-    """`price` and `quote`: prices as the workspace sees them, and its vendor quotes."""
-    return await pricecommands.handle(
+    """`price` and `quote`: prices as the workspace sees them, and its vendor quotes. A quote
+    just recorded is announced in the channel it was typed in: the team sees the price its
+    answers now use, not only the person who typed it."""
+    known = {r.id for r in await call.prices.records(call.team)} if call.quote_id else set()
+    sections = await pricecommands.handle(
         call.prices, team=call.team, user=call.user, text=call.text,
         today=datetime.now(UTC).date(), is_admin=await _quote_admin(call),
         quote_id=call.quote_id)
+    if call.quote_id and call.quote_id not in known:
+        added = next((r for r in await call.prices.records(call.team) if r.id == call.quote_id),
+                     None)
+        if added is not None:
+            await _announce(call, added)
+    return sections
+
+
+async def _announce(call: Call, record: PriceRecord) -> None:
+    """Best effort: a channel the bot cannot post in still has the private confirmation."""
+    channel = str(call.command.get("channel_id") or "")
+    if not channel:
+        return
+    note = Notice(_("{user} recorded a quote: {item} {kind} {amount} from {vendor}, dated "
+                    "{date}. This workspace's answers use it from now on; `/gpusize price "
+                    "{card}` shows the card's prices.").format(
+        user=user_ref(record.entered_by), item=pricetables.display(record.item, 40),
+        kind=_(KIND_TEXT[record.kind]), amount=pricecommands.amount_text(record),
+        vendor=record.vendor or _("an unnamed vendor"), date=record.quoted,
+        card=pricetables.card_of(record.item)))
+    async def post() -> None:
+        await call.digests.client.chat_postMessage(channel=channel, text=note.text,
+                                                   blocks=note.blocks)
+
+    with contextlib.suppress(Exception):
+        await jobs.once("announce", post)
 
 
 async def _quote_admin(call: Call) -> bool | None:

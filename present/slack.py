@@ -240,7 +240,9 @@ def same_line(changes: Any, new: dict[str, Any], previous: dict[str, Any],
         moved.append(_("speed {before} → {after}").format(before=before or "-", after=after))
     line = _("{what}: same recommendation, {result}.").format(
         what=changes_text(changes, currency) or _("the same question"), result=result_text(new))
-    return line + (" " + _("; ").join(moved).capitalize() + _(".") if moved else "")
+    said = _("; ").join(moved)
+    # only the first letter: str.capitalize() lowers the rest ("GiB" became "gib")
+    return line + (" " + said[:1].upper() + said[1:] + _(".") if moved else "")
 
 
 def _verdict_cell(plan: Plan) -> str:

@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
 import engine
-from bot import feeds, pricecommands
+from bot import feeds, pricecommands, pricetables
 from bot.digest import Digests, Subscription
 from bot.pricestore import GLOBAL, MAX_QUOTES, PriceStore, catalog_records, newest
 from engine.parse import ParseError, parse
@@ -276,9 +276,15 @@ def test_slash_price_and_quote_over_http(bot: Bot, slack: SlackStub) -> None:
     assert "Recorded quote" in json.dumps(confirm["blocks"], ensure_ascii=False)
     bot.command("price h100", response_url=slack.response_url())
     history = json.dumps(slack.wait_for("response_url", 2)[1].body["blocks"], ensure_ascii=False)
-    assert "Chengdu IDC A" in history and "180,000 CNY" in history
+    assert "Chengdu IDC A" in history and "180k" in history and "in CNY" in history
+    assert "q-" not in history and "seed:" not in history  # no internal ids
+    # the new quote is announced where it was typed: the team sees what its answers now use
+    announced = slack.wait_for("chat.postMessage")[0].body
+    assert announced["channel"] == "C0CHAN" and "recorded a quote" in announced["text"]
+    assert "Chengdu IDC A" in json.dumps(announced["blocks"], ensure_ascii=False)
     bot.command("13B lora gpu=h100 gpus=1")
-    posted = json.dumps(slack.wait_for("chat.postMessage")[0].body["blocks"], ensure_ascii=False)
+    posted = json.dumps(slack.wait_for("chat.postMessage", 2)[1].body["blocks"],
+                        ensure_ascii=False)
     assert "277k CNY" in posted  # 180k / 0.65: the workspace's quote, not the catalog's
 
 
@@ -386,14 +392,16 @@ def test_spoofing_text_is_stored_clean_and_posted_verbatim(bot: Bot, slack: Slac
             assert not _has_unsafe(text) and "\n" not in text, text
     bot.command("price h100", response_url=slack.response_url())
     history = slack.wait_for("response_url", 2)[1].body
-    digest = slack.wait_for("chat.postMessage")[0].body
+    # the quote's announcement went to C0CHAN, where it was typed; the digest to its channel
+    digest = next(c.body for c in slack.wait_for("chat.postMessage", 2)
+                  if c.body.get("channel") == "C0DIGEST")
     for message in (history, digest):
         sections = [b["text"] for b in message["blocks"] if b["type"] == "section"]
         assert sections and all(t.get("verbatim") for t in sections)
         shown = "\n".join(t["text"] for t in sections)
         assert not _has_unsafe(shown)
         # the only mention is the bot's own of who entered the quote
-        others = shown.replace("by <@U0ALICE> (id", "")
+        others = shown.replace("by <@U0ALICE>", "").replace("<@U0ALICE> recorded", "")
         assert "<!" not in others and "<@" not in others and "<https://evil" not in others
         assert "@channel" not in shown and "U0ALICE" not in digest_text(digest)
         assert not any(line.lstrip().startswith("• H100 SXM buy 1 CNY")
@@ -477,3 +485,27 @@ def test_the_answer_book_keeps_every_price_an_answer_can_pick() -> None:
     for card in ("h20", "rtx-4090", "h100-sxm", "l40s"):
         for kind in ("buy", "rent"):
             assert full.team_quoted(card, kind) == small.team_quoted(card, kind)
+
+
+def test_price_history_is_one_table_per_kind_with_whole_links_and_no_ids() -> None:
+    records = catalog_records()
+    card = "rtx-4090"
+    text = "\n".join(pricecommands.history(records, card, TODAY, currency="CNY"))
+    shown = blockkit.mrkdwn(text)
+    kinds = {r.kind for r in records if pricetables.card_of(r.item) == card}
+    # one heading per kind that has a price, each once
+    for kind in kinds:
+        assert text.count(f"*{pricetables.KIND_TITLES[kind]}*") == 1, kind
+    # every catalog source's URL is linked whole (a link cut at 120 characters is a 404)
+    for rec in records:
+        if pricetables.card_of(rec.item) == card and rec.origin == "catalog":
+            url = re.search(r"https?://[^\s;,)]+", rec.source)
+            if url:
+                assert f"<{url.group(0)}|" in shown, url.group(0)
+    assert "seed:" not in text and "(id `" not in text and "rent_card_hour" not in text
+    # a price quoted in another currency shows the workspace's and the original
+    assert re.search(r"· [\d,.]+k? \([\d,.]+k? USD\) ·", text)
+    # rows are newest first within a kind
+    rent = text.split("*Rent per GPU-hour*\n")[1].split("\n\n")[0].splitlines()
+    dates = [line.split(" · ")[0].removeprefix("• ") for line in rent]
+    assert dates == sorted(dates, reverse=True)

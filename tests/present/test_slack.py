@@ -305,3 +305,13 @@ def test_what_changes_the_decision_is_one_warning_line_under_the_header(lang: st
         # fresh prices and a context the model reads: no warning line
         _ans, blocks, _ci = card("llama-3.1-8b inference users=10 context=8k")
         assert not any(b["block_id"].startswith("warning-") for b in blocks)
+
+
+def test_the_same_result_line_keeps_units_as_written() -> None:
+    before = {"gpu": "rtx-4090", "card": "GeForce RTX 4090", "gpus": 1, "verdict": "fits",
+              "mode": "rent", "monthly": 826.0, "currency": "CNY", "used": 9.8,
+              "capacity": 24.0, "decode": None, "train": 911.0, "hours": None}
+    after = {**before, "used": 12.1, "train": 870.0}
+    line = slack.same_line((("seq", 2048, 4096),), after, before, "CNY")
+    assert "same recommendation" in line and "GiB per GPU" in line and "gib" not in line
+    assert line.split(". ", 1)[1][0].isupper()  # the sentence after the verdict starts upper
