@@ -77,8 +77,9 @@ def test_redis_is_the_datastore_kubernetes_runs(compose: dict[str, Any]) -> None
     assert redis["image"].split(":")[0] == "redis" and redis["image"].split(":")[1].startswith("7")
     command = redis["command"]
     assert command[:2] == ["redis-server", "/usr/local/etc/redis/redis.conf"]  # entrypoint drops root
-    assert command[2] == "--requirepass" and command[3].startswith("${REDIS_PASSWORD:?")
-    assert redis["environment"]["REDISCLI_AUTH"] == command[3]
+    assert command[2:4] == ["--dir", "/data"]
+    assert command[4] == "--requirepass" and command[5].startswith("${REDIS_PASSWORD:?")
+    assert redis["environment"]["REDISCLI_AUTH"] == command[5]
     volumes = dict(v.split(":", 1) for v in redis["volumes"])
     assert volumes["redis-data"] == "/data" and "redis-data" in compose["volumes"]  # named
     conf = next(k for k, v in volumes.items() if v.startswith("/usr/local/etc/redis/redis.conf"))
