@@ -87,7 +87,7 @@ def view_text_length(view: dict[str, Any]) -> int:
     for block in view["blocks"]:
         if block.get("type") == "input":
             total += len(block["label"]["text"]) + len((block.get("hint") or {}).get("text", ""))
-    return total + len(view["title"]["text"])
+    return total + len((view.get("title") or {}).get("text", ""))
 
 
 # -- the sizing form -------------------------------------------------------------------------------
