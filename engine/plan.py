@@ -505,8 +505,15 @@ def _expert_parallel_training(spec: ModelSpec, req: Request, s: Strategy) -> lis
     zero = req.zero if req.zero is not None else 1
     if zero >= 3:
         return []
-    return [s._replace(ep=ep, zero=zero) for ep in TRAIN_EP_SIZES
-            if ep <= min(s.dp, spec.experts) and s.dp % ep == 0 and spec.experts % ep == 0]
+    # the largest group inside a server (all-to-all over NVLink) and the largest beyond it
+    # (fewest experts a rank, the all-to-all over the network): the sizes between trade the
+    # same two things less well
+    sizes = [ep for ep in TRAIN_EP_SIZES
+             if ep <= min(s.dp, spec.experts) and s.dp % ep == 0 and spec.experts % ep == 0]
+    inside = [ep for ep in sizes if ep * s.tp <= GPUS_PER_SERVER]
+    beyond = [ep for ep in sizes if ep * s.tp > GPUS_PER_SERVER]
+    chosen = inside[-1:] + beyond[-1:]
+    return [s._replace(ep=ep, zero=zero) for ep in chosen]
 
 
 @lru_cache(maxsize=4096)

@@ -299,7 +299,8 @@ def _link(gpu: GpuSpec, gpus: int) -> str:
 
 def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
                   kv_bytes: int, tp: int, engine: str, ep: int = 1,
-                  dp_attn: int = 1, prefill_tokens: float = 0.0) -> tuple[float, dict[str, float]]:
+                  dp_attn: int = 1, prefill_tokens: float = 0.0,
+                  prefill_rate: float | None = None) -> tuple[float, dict[str, float]]:
     """Seconds per decode step and its parts: streaming weights and KV, fixed per-layer GPU
     time, MoE routing, MLA kernels, tensor-parallel all-reduces and expert-parallel
     all-to-alls; eager engines wait on the host when it launches slower than the GPU runs.
@@ -329,8 +330,8 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
     # reads but adding their compute to every step.
     chunk = 0.0
     if prefill_tokens > 0:
-        rate, _u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp,
-                                        engine=engine)
+        rate = prefill_rate or prefill_tokens_per_s(spec, gpu, quant=quant, context=context,
+                                                    tp=tp, engine=engine)[0]
         chunk = prefill_tokens / (rate * dp_attn)
     compute += chunk
     layers = spec.layers * LAYER_OVERHEAD_S[engine]
@@ -351,7 +352,7 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
             + spec.moe_layers * spec.experts * HOST_EXPERT_S.get(engine, 0.0))
     parts = {"read": read, "compute": compute, "layers": layers, "moe": moe, "mla": mla,
              "comm": comm, "host": host, "bytes": weights + kv, "efficiency": efficiency,
-             "prefill": chunk}
+             "prefill": chunk, "device": device}
     return max(device, host), parts
 
 
@@ -387,14 +388,18 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
     asked = engine or engine_for(quant)
     eng = _serving_engine(gpu, asked)
     others, everyone = interleaved_prompt_tokens(users, prompt, output)
-    kw = dict(quant=quant, context=context, users=users, kv_bytes=kv_bytes, tp=tp, engine=eng,
-              ep=ep, dp_attn=dp_attn)
-    step, p = decode_step_s(spec, gpu, prefill_tokens=others, **kw)
+    prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng)
+    step, p = decode_step_s(spec, gpu, quant=quant, context=context, users=users,
+                            kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn,
+                            prefill_tokens=others, prefill_rate=prefill)
     per_seq = 1 / step
     aggregate = per_seq * users
     if everyone:
-        aggregate = users / decode_step_s(spec, gpu, prefill_tokens=everyone, **kw)[0]
-    prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng)
+        # the total throughput also carries each user's own prompt: the same step with the
+        # extra prompt tokens' compute
+        extra = (everyone - others) / (prefill * dp_attn)
+        device = p["device"] + max(p["read"], p["compute"] + extra) - max(p["read"], p["compute"])
+        aggregate = users / max(device, p["host"])
     detail = _("decode: {gb:.2f} GB read per step over {gpus} at {eff:.0%} of {bw:.0f} GB/s"
                " + {layers} layers x {us:.0f} us ({engine})").format(
         gb=p["bytes"] / 1e9, gpus=counted(tp * pp, "GPU"), eff=p["efficiency"], bw=gpu.bandwidth_gbps,
