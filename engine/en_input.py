@@ -13,8 +13,12 @@ import re
 from engine import numbers
 from engine.phrases import CARD, SERVER_GPUS, Phrase, Rewrite, cards, distill, keyed, number, words
 
-N = (rf"(?P<n>\d+(?:,\d{{3}})*(?:\.\d+)?|{numbers.EN_NUMBER_WORD})\s*"
+N = (rf"(?P<n>(?<![\d.,])\d+(?:,\d{{3}})*(?:\.\d+)?(?![\d,])|{numbers.EN_NUMBER_WORD})\s*"
      rf"(?P<u>{numbers.EN_SCALE}|[kmbt](?=\b|cny|usd|rmb|yuan))?")
+NOT_BITS = r"(?![- ]?bits?\b)"  # "context 4-bit": the 4 is the format's width
+# "context to 50 people": a number its own word follows is that word's
+NOT_COUNTED = (r"(?!\s*(?:users?|people|persons|concurrent|simultaneous|streams|sessions|gpus?|"
+               r"cards?|servers?|nodes?|requests?|days?|weeks?|months?|in\b|out\b))")
 SAY = r"\s*(?:of|is|to|at|around|about|~|:)?\s*"
 MONEY = (r"(?P<sym>us\$|[$¥￥])?\s*" + N.replace("[kmbt]", "[kmbtw]")
          + r"\s*(?P<cur>cny|rmb|yuan|usd|dollars?|bucks)?\b")
@@ -113,8 +117,11 @@ EN_PHRASES: tuple[Phrase, ...] = (
             + numbers.EN_NUMBER_WORD + r"|a|one)\s*(?P<unit>days?|weeks?|months?)\b"),
            lambda m, _k: _deadline(m), "in 3 weeks"),
     # lengths: "8k context", "context of 32k", "sequence length 8k"
-    keyed(r"\b(?:context|ctx)(?:\s*(?:length|window|len))?" + SAY + N, "context", number, "context 32k"),
-    keyed(r"\b" + N + r"\s*(?:context|ctx|tokens? of context)\b", "context", number, "32k context"),
+    # "32 context 32k": the number after the word is its own (a format's width is not)
+    keyed(r"\b" + N + r"\s*(?:context|ctx|tokens? of context)\b(?!" + SAY + r"\d+(?:\.\d+)?\s*[km]?\b"
+          + NOT_BITS + NOT_COUNTED + ")", "context", number, "32k context"),
+    keyed(r"\b(?:context|ctx)(?:\s*(?:length|window|len))?" + SAY + N + NOT_BITS + NOT_COUNTED, "context",
+          number, "context 32k"),
     keyed(r"\b(?:seq|sequence length|sequence len|seq len|sequence)" + SAY + N, "seq", number,
           "sequence length 8k"),
     keyed(r"\b" + N + r"\s*(?:sequence length|sequences?|seq len|seq)\b", "seq", number, "8k sequences"),
@@ -127,6 +134,12 @@ EN_PHRASES: tuple[Phrase, ...] = (
           r"developers|seats)\b", "users", number, "20 users"),
     keyed(r"\b(?:users|concurrency|concurrent users)" + SAY + N, "users", number, "concurrency 100"),
     # servers and cards: "two 8-gpu servers", "2 nodes of 8 h800", "8x h100", "8 gpus"
+    # "2 A800 servers (16 GPUs)": the total said wins; else 8 cards a server
+    Phrase((r"\b" + COUNT + r"\s+" + CARD + r"\s+(?:servers?|nodes?|machines?|boxes)\b(?:\s*\(?\s*"
+            r"(?P<total>\d{1,5})\s*(?:gpus|cards)\s*\)?)?"),
+           lambda m, _k: cards(int(m.group("total")) if m.group("total") else
+                               (_count(m, "s") or 1) * SERVER_GPUS, m, known=True),
+           "2 A800 servers (16 GPUs)"),
     Phrase((r"\b(?:" + COUNT + r"\s+)?(?P<per>\d+)[- ]?(?:gpu|card)\s+(?:servers?|nodes?|machines?|"
                     r"boxes)\b(?:\s+(?:of|with)\s+" + CARD + r")?"),
            _servers, "two 8-gpu servers"),
@@ -144,7 +157,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
     Phrase((r"\b(?P<n>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s+" + CARD + r"(?:\s+(?:gpus?|cards?))?\b"),
            lambda m, _k: cards(_count(m), m, known=True), "two 4090s"),
     # training tokens, LoRA rank, hours
-    keyed(r"\b" + N + r"\s*tokens?\b(?!\s*(?:/|per\b|a\b))", "tokens", number, "1T tokens"),
+    keyed(r"\b" + N + r"\s*tokens?\b(?!\s*(?:/|per\b|a\s+(?:day|second|sec|minute|min|hour|month)\b))",
+          "tokens", number, "1T tokens"),
     keyed(r"\brank" + SAY + r"(?P<n>\d+)\b", "rank", number, "rank 32"),
     keyed(r"\b(?P<n>\d+)\s*h(?:ours)?\s*(?:a|per)\s*day\b", "hours", _hours_a_day, "8 hours a day"),
     words(r"\b24\s*/\s*7\b|\baround the clock\b", "hours=730", "24/7"),

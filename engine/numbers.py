@@ -26,7 +26,12 @@ EN_WORDS = {"one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 
 
 CN_NUMERAL = "[零〇一二两三四五六七八九十百千]+"
 # regex pieces for phrase tables: a number, then an optional scale (longest scales first)
-NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?|" + CN_NUMERAL
+# a number starts where no digit (or numeral) stands before it: a pattern never retries from
+# inside a long run of digits, which would cost the square of its length (issue 26); nor a
+# letter: the digits of H800 or A100 are a name's. It ends where the digits end, so that no
+# pattern backs off into taking part of one (序列10天: not seq=1)
+NUMBER = (r"(?<![\da-zA-Z.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,])|"
+          r"(?<![零〇一二两三四五六七八九十百千])" + CN_NUMERAL + "(?![零〇一二两三四五六七八九十百千])")
 CN_SCALE = "|".join(sorted(CN_SCALES, key=len, reverse=True))
 EN_SCALE = r"thousand|grand|million|mil|mn|billion|bn|trillion"
 EN_NUMBER_WORD = "|".join(sorted((w for w in EN_WORDS if len(w) > 2), key=len, reverse=True))

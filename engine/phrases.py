@@ -103,8 +103,15 @@ class Rewrite:
 
     def run(self, table: Iterable[Phrase]) -> Rewrite:
         for row in table:
-            self.text = row.pattern.sub(lambda m, row=row: self._replace(row, m), self.text)
+            self.text, count = row.pattern.subn(lambda m, row=row: self._replace(row, m), self.text)
+            if count:
+                self.squeeze()
         return self
+
+    def squeeze(self) -> None:
+        r"""Whitespace runs to one space: a run a row leaves behind would let every `\s*` in a
+        later row scan it from each position (quadratic; issue 26)."""
+        self.text = _compiled(r"\s{2,}").sub(" ", self.text)
 
     def _replace(self, row: Phrase, m: re.Match[str]) -> str:
         out = row.emit(m, self.kept)
@@ -153,9 +160,12 @@ def cards(count: int | None, m: re.Match[str], *, known: bool = False) -> str | 
 def distill(model: str, size: str) -> str:
     """`deepseek-r1` + `32B` -> deepseek-r1-distill-qwen-32b: the catalog's distill of that size.
     With none, a name that fails as an unknown model with the nearest distill suggested."""
+    size = size.lower()
+    named = catalog.find_model(f"{model}-{size}") if size else None
+    if named is not None and "distill" in named.name:
+        return named.name  # r1 32b: the catalog knows the distill by that name
     base = catalog.find_model(model)
     stem = (base.name if base else model).lower()
-    size = size.lower()
     for name in catalog.models():
         if name.startswith(stem + "-distill") and name.endswith("-" + size):
             return name

@@ -53,6 +53,8 @@ _OPTION = re.compile(r"(?<![A-Za-z0-9_=.])([A-Za-z_][A-Za-z0-9_]{0,39})="
                      r"(?:[十百千万亿]{1,3}(?:元|块|人民币|美元|美金)?)?)")
 _CN_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]{1,3})(元|块|人民币|美元|美金)?")
 _MENTION = re.compile(r"<@[A-Z0-9]{1,20}>")
+# sentence punctuation, not a thousands comma (1,200) or a decimal point
+_PUNCT = re.compile(r"(?<!\d),|,(?!\d{3}(?!\d))|[;!?。、！？；“”《》【】]")
 _CJK_PUNCT = re.compile(r"[，。、？！：；（）“”《》【】]")
 
 # families named without a size (満血/full): their full model, as teams mean it
@@ -77,6 +79,8 @@ _FEWEST = re.compile(r"最少|至少|几张|多少张|几块|多少块|几台|�
                      r"\bfewest\b|\bminimum number\b", re.IGNORECASE)
 _CAPACITY = re.compile(r"多少人|多少用户|多少并发|多少个用户|\bhow many (?:users|people|concurrent)\b|"
                        r"\bhow much traffic\b", re.IGNORECASE)
+# words for fine-tuning that name no method: full fine-tuning unless LoRA or QLoRA is said
+GENERIC_FINE_TUNE = frozenset(("fine-tune", "finetune", "fine-tuning", "finetuning", "fine-tuned"))
 _FULL_FT_WORDS = re.compile(r"全参|全量|监督微调|\bfull\b|\bfft\b|\bsft\b|full[- ]fine", re.IGNORECASE)
 
 # English words that are not slots: a skipped word list stays short ("please", "can", ...)
@@ -119,6 +123,7 @@ def normalize(text: str) -> str:
     text = text[: MAX_INPUT_CHARS * 4]  # NFKC can only grow a text; cut a paste before it
     text = unicodedata.normalize("NFKC", text)[:MAX_INPUT_CHARS]
     text = _MENTION.sub(" ", text)
+    text = _PUNCT.sub(" ", text)  # "serve，please" (NFKC made the comma ASCII): words apart
     text = re.sub("[\ue000-\uf8ff]", " ", text)
     return " ".join(text.split())
 
@@ -218,7 +223,7 @@ def read(text: str, *, reply: bool = False) -> Reading:
     rw = Rewrite(prose)
     rw.text = _CJK_PUNCT.sub(" ", rw.text)
     for name, family in zh_input.NAMES.items():
-        rw.text = rw.text.replace(name, family)
+        rw.text = rw.text.replace(name, f" {family}")  # 上下文8k千问3: 8k, then qwen3
     rw.run(zh_input.ZH_MODEL_ROWS + en_input.EN_MODEL_ROWS)
     for start, end, model in reversed(find_models(rw.text)):
         rw.text = rw.text[:start] + rw.keep(f"model={model}") + rw.text[end:]
@@ -323,6 +328,8 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
                 continue
             name, converted = parse_option(word)
             put(name, converted)
+        elif low in GENERIC_FINE_TUNE:
+            methods.append("fine-tune")  # full fine-tuning unless an adapter method is named
         elif low in METHOD_WORDS:
             methods.append(METHOD_WORDS[low])
         elif low in BITS:
@@ -362,6 +369,10 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
 def _method(methods: list[str], values: dict[str, Any], notes: list[str], prose: str) -> None:
     """Serving words (推理, 部署, serve) yield to a training word in the same message; two
     training methods are two readings."""
+    generic = "fine-tune" in methods  # "lora fine-tune": LoRA; "fine-tune" alone: full
+    methods = [m for m in methods if m != "fine-tune"]
+    if generic and not any(METHODS[m].training for m in methods):
+        methods.insert(0, "full-finetune")
     training = sorted({m for m in methods if METHODS[m].training}, key=methods.index)
     if len(training) > 1:
         raise Ambiguous(_("two methods read: {first} and {second}; say which one.").format(
@@ -396,13 +407,14 @@ def _near_method(skipped: list[str]) -> None:
 def _near_keywords(skipped: list[str]) -> list[str]:
     """A skipped Chinese word that is a keyword mistyped (并法 for 并发): a note with an example."""
     notes = []
-    for word in skipped:
-        if not has_cjk(word) or len(word) > 8:
-            continue
+    words = list(dict.fromkeys(w for w in skipped if has_cjk(w) and len(w) <= 8))[:8]
+    for word in words:  # the first few: a pasted paragraph is not spell-checked word by word
+        if len(notes) == 2:
+            break
         import difflib  # only for a skipped Chinese word
 
         hits = difflib.get_close_matches(word, list(zh_input.KEYWORDS), n=1, cutoff=0.5)
-        if hits and hits[0] != word:
+        if hits and hits[0] != word and hits[0][0] == word[0]:  # 并法 -> 并发, not 几张 -> 张卡
             notes.append(_("Skipped {word}: did you mean {keyword}? For example: {example}.").format(
                 word=word, keyword=hits[0], example=zh_input.KEYWORDS[hits[0]]))
     return notes[:2]

@@ -33,17 +33,32 @@ from engine.phrases import (
     words,
 )
 
-N = rf"(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[kmbt](?![a-z]))?"
+# a number and its scale; a unit is never backed off from (上下文32k 并发32: not context=32)
+N = rf"(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[kmbt](?![a-z]))?(?(u)|(?![kmbt万亿千百十]))"
 # a count of cards or servers; never the digits of a card's name (A100卡, 4090卡)
-COUNT = r"(?P<n>(?<![a-z0-9.])\d{1,3}|[一二两三四五六七八九十单双]{1,3})"
+COUNT = r"(?P<n>(?<![a-z0-9.])\d{1,3}(?!\d)|[一二两三四五六七八九十单双]{1,3})"
 # 上下文是32k, 并发数=100; in a thread, 上下文长度改成32k, 并发调到50
 CHANGE = (r"改成|改为|改到|换成|设为|设成|调到|调成|调整为|调整到|加到|增加到|提到|提高到|升到|降到|减到|"
           r"减少到|变成")
 SAY = r"\s*(?:" + CHANGE + r"|是|为|要|有|在|大概|大约|约|:|=)?\s*"
 END = r"(?![a-z0-9.])"  # a size or count ends here (32B部署: Chinese follows, that is fine)
+NOT_BITS = r"(?!\s*-?\s*(?:bits?|比特))"  # 上下文4bit: the 4 is the format's width
+# 4k序列两周内: a number a counter or a time word follows is that word's, not the keyword's
+# (并发 claims it only when no number of its own follows: 上下文32k并发32 is context 32k)
+NOT_COUNTED = (r"(?!(?:个)?(?:天|周|星期|礼拜|个月|张|块|卡|台|秒|小时|次|预算|元|[万亿千百]|"
+               r"(?:并发|人|用户|路)(?![数量]?\s*[\d一二两三四五六七八九十])))")
 MONEY = (rf"(?P<sym>[$¥])?\s*(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|[km](?![a-z]))?"
-         r"\s*(?P<cur>元|块钱|块|人民币|rmb|cny|美元|美金|刀|usd)?")
+         r"(?![万亿千百十])"
+         r"\s*(?P<cur>元|块钱|块|人民币|rmb|cny|美元|美金|刀|usd)?"
+         # a bare number is no amount when a size or a counter follows: 预算 70B, 预算 10天之内
+         r"(?(u)|(?(cur)|(?![a-z0-9.万亿千百十]|\s*(?:天|周|个|张|块|卡|台|人|秒|小时|次|位|路|并发|tokens?))))")
+MONEY_CN = MONEY.replace(r"|[km](?![a-z]))?", ")")  # an amount in 万 or 亿: money wherever it stands
+BUDGET_WORD = (r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*(?:" + CHANGE
+               + r"|是|为|在|有|大概|大约|约|控制在|不超过|不超|不高于|最多|:|=)?\s*")
 USD = ("$", "美元", "美金", "刀", "usd")
+# 两百万预算 4k序列, 上下文32k预算30万: a number that belongs to the word on its other side
+OTHER_NUMBER_AFTER = r"(?(cur)|(?!序列|上下文|tokens?|张|卡|台|人|天|周|个月|秒))"
+OTHER_NUMBER_BEFORE = "".join(f"(?<!{w})" for w in ("上下文", "序列", "长度", "并发", "并发数", "窗口"))
 # model families by their Chinese names (before any row: 千 and 万 in them are not numbers)
 NAMES = {"通义千问": "qwen", "千问": "qwen", "百川": "baichuan", "书生浦语": "internlm", "浦语": "internlm",
          "深度求索": "deepseek", "零一万物": "yi"}
@@ -167,9 +182,14 @@ def _attached(keyword: str, key: str, example: str, *, number_first: bool = Fals
     rows = []
     for gap, say in (("", SAY.replace(r"\s*", "")), (r"\s*", SAY)):
         regex = (N + gap + after + keyword if number_first
-                 else keyword + say + N + after.replace(r"\s*", gap))
-        rows.append(keyed(regex, key, number, example))
+                 else keyword + say + N + NOT_BITS + (after.replace(r"\s*", gap) or NOT_COUNTED))
+        rows.append(keyed(regex, key, _length, example))
     return rows[0], rows[1]
+
+
+def _length(m: re.Match[str]) -> str | None:
+    """A length or a count; never a size with B or T (上下文 70B: 70B is the model)."""
+    return None if (m.group("u") or "").lower() in ("b", "t") else number(m)
 
 
 _USERS = (r"(?:最大)?(?:并发数|并发量|并发用户数?|并发请求数?|并发|同时在线(?:用户数?|人数)?|在线用户数?|"
@@ -199,7 +219,7 @@ QUESTIONS = (  # what every answer says: the question itself reads as nothing
     r"什么配置|啥配置|怎么配|如何配置|怎么选|选什么|选哪个|哪张卡|哪种卡|什么卡|什么显卡",
     r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起来吗|可以吗|行吗|可行吗|行不行|能不能|能否|"
     r"放得下吗?|装得下吗?|撑得住吗?|扛得住吗?|跑不跑得动|能服务多少(?:人|用户|并发)?|能支持多少(?:人|用户|并发)?|"
-    r"最少|至少|最多能",
+    r"最少|至少|最多能|几张|几块|多少张|多少块|几台|多少台",
     r"要多久|多长时间|需要多久|多快|速度如何|速度怎么样",
     r"租(?:用|卡)?还是(?:买|购置|购买)(?:划算|合适|好)?|(?:买|购置|购买)还是租(?:用)?(?:划算|合适|好)?",
     r"求推荐|推荐一下|帮我算一下|帮忙算一下|帮我算|算一下|估算一下|估一下|请问|想问一下|问一下",
@@ -232,16 +252,8 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # methods
     Phrase((_aliases()), _method, "13B 全参微调"),
     Phrase((r"微调"), _fine_tune, "13B 微调"),
-    # budgets said as budgets
-    _budget(r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*(?:" + CHANGE
-            + r"|是|为|在|有|大概|大约|约|"
-            r"控制在|不超过|不超|不高于|最多|:|=)?\s*" + MONEY + r"\s*(?:以内|以下|之内|左右)?", "预算15万"),
-    _budget(MONEY + r"\s*(?:以内|以下|之内|左右)?\s*(?:的)?\s*(?:总|月)?预算", "15万预算"),
-    _budget(r"(?:月租|租金|每月租金|租金每月)\s*(?:不超过|不超|最多|控制在)?\s*" + MONEY, "月租2万以内",
-            needs_unit=True),
-    _budget(r"(?:不超过|不超|不高于|最多|上限|控制在)\s*" + MONEY, "预算不超过15万", needs_unit=True),
     # servers and cards: 两台8卡H800, 2机16卡, 8卡A800, 4张4090, 双卡4090, 4×4090
-    Phrase((r"(?<![a-z0-9.])(?P<s>\d{1,3}|[一二两三四五六七八九十单双]{1,3})\s*(?P<unit>台|机)\s*(?:(?P<n>\d+|"
+    Phrase((r"(?P<s>(?<![a-z0-9.])\d{1,3}|[一二两三四五六七八九十单双]{1,3})\s*(?P<unit>台|机)\s*(?:(?P<n>\d+|"
                     r"[一二两三四五六七八九十单双]{1,3})\s*(?:卡|张卡|张|块))?\s*(?:的)?\s*(?:" + CARD +
                     r")?\s*(?:服务器|机器|主机|整机)?"), _servers, "两台8卡H800"),
     Phrase((COUNT + r"\s*(?:张|块|个)\s*(?:显卡|卡|gpu)?\s*(?:" + CARD + r")?"),
@@ -255,8 +267,22 @@ ZH_PHRASES: tuple[Phrase, ...] = (
            lambda m, _k: cards(_count(m), m, known=True), "4090×4"),
     Phrase((CARD + r"\s*" + COUNT + r"\s*(?:张|块|卡)"),
            lambda m, _k: cards(_count(m), m, known=True), "4090两张"),
+    # a modified card with its memory: 4090魔改48G
+    Phrase((r"(?<![a-z0-9])(?P<card>\d{4}[a-z]?)\s*魔改\s*(?:版)?\s*(?P<mem>\d{2,3})\s*gb?(?![a-z])"),
+           lambda m, _k: cards(None, m, known=True), "4090魔改48G"),
     Phrase((CARD + r"\s*(?:显卡|卡|gpu)"), lambda m, _k: cards(None, m, known=True), "4090卡"),
     Phrase((r"(?=魔改|昇腾)" + CARD), lambda m, _k: cards(None, m, known=True), "昇腾910B"),
+    # budgets said as budgets: with 万 or 亿 it is money whatever follows (预算200万上下文32k), else
+    # not a number a following word claims (两百万预算 4k序列)
+    *(_budget(BUDGET_WORD + money + after + r"\s*(?:以内|以下|之内|左右)?", "预算15万")
+      for money, after in ((MONEY_CN, r"(?!\s*(?:个|的)?\s*tokens?)"), (MONEY, OTHER_NUMBER_AFTER))),
+    # 上下文两百万预算: 万 and 亿 say money wherever the number stands; 上下文32k预算: 32k is a length
+    _budget(MONEY_CN + r"\s*(?:以内|以下|之内|左右)?\s*(?:的)?\s*(?:总|月)?预算", "两百万预算"),
+    _budget(OTHER_NUMBER_BEFORE + MONEY + r"\s*(?:以内|以下|之内|左右)?\s*(?:的)?\s*(?:总|月)?预算",
+            "15万预算"),
+    _budget(r"(?:月租|租金|每月租金|租金每月)\s*(?:不超过|不超|最多|控制在)?\s*" + MONEY, "月租2万以内",
+            needs_unit=True),
+    _budget(r"(?:不超过|不超|不高于|最多|上限|控制在)\s*" + MONEY, "预算不超过15万", needs_unit=True),
     # traffic: 每天1万次请求, 日请求量5000; prompt and answer lengths: 输入2k 输出500
     keyed(r"(?:每天|每日|一天|日均|日)\s*(?:约|大概|大约|有)?\s*" + N + r"\s*(?:次|个|条)?\s*"
           r"(?:请求|调用|访问|查询|问答|对话)", "requests", number, "每天1万次请求"),
@@ -300,7 +326,7 @@ ZH_PHRASES: tuple[Phrase, ...] = (
           lambda m: m.group("n") + "%", "预留20%余量"),
     keyed(r"(?:显存)?余量" + SAY + r"(?P<n>\d+(?:\.\d+)?)\s*%", "headroom", lambda m: m.group("n") + "%",
           "余量20%"),
-    words(r"不(?:留|要|预留)余量", "headroom=0"),
+    words(r"不(?:要|用|需要)?(?:留|预留|保留)?余量", "headroom=0"),
     keyed(r"(?:按|分)?\s*(?:折旧|摊销)?\s*(?:周期|期)?\s*(?P<n>\d+|[一二两三四五六七八九十])\s*年\s*"
           r"(?:折旧|摊销|回本|周期|内)?", "months", _years, "按3年折旧"),
     # formats: 8bit优化器, KV缓存fp8, 量化到4位, 4bit量化, int4
@@ -319,8 +345,9 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     words(r"量化(?:到|为|成)?\s*(?=[a-z0-9])", "", "量化到int4"),
     words(r"(?<=[a-z0-9])\s*量化(?:版本|版)?", "", "int4量化"),
     # a price per hour is no budget: kept whole, so the grammar names it rather than taking 2元
-    Phrase((r"(?:每小时|每卡时|每卡每小时)\s*" + MONEY + r"|" + MONEY.replace("?P<", "?P<x")
-            + r"\s*(?:/|每)\s*(?:小时|h|卡时)"), lambda m, _k: re.sub(r"\s+", "", m.group(0))),
+    Phrase((r"(?:每小时|每卡时|每卡每小时)\s*" + MONEY + r"|"
+            + MONEY.replace("?P<", "?P<x").replace("(?(", "(?(x") + r"\s*(?:/|每)\s*(?:小时|h|卡时)"),
+           lambda m, _k: re.sub(r"\s+", "", m.group(0))),
     # amounts that can only be money: 15万, 1.2亿, 5000元, $2万
     _budget(MONEY, "15万", needs_unit=True),
     # only renting or only buying (mode=); 租还是买 asks for both and was read above as the question
@@ -365,11 +392,13 @@ def rewrite(rw: Rewrite) -> Rewrite:
     if not has_cjk(rw.text) and "×" not in rw.text:
         return rw
     for name, family in NAMES.items():
-        rw.text = rw.text.replace(name, family)
+        rw.text = rw.text.replace(name, f" {family}")  # 上下文8k千问3: 8k, then qwen3
     rw.text = re.sub(r"[，。、？！：；（）“”《》【】?!,;]", " ", rw.text)
+    rw.squeeze()
     rw.run(ZH_PHRASES)
     for word in sorted(FILLER, key=len, reverse=True):
         rw.text = rw.text.replace(word, " ")
+    rw.squeeze()
     # words no row knew stay, apart from ASCII ones (换成QLoRA -> 换成 QLoRA)
     rw.text = re.sub(r"([\u3400-\u9fff])([A-Za-z0-9])", r"\1 \2", rw.text)
     rw.text = re.sub(r"([A-Za-z0-9])([\u3400-\u9fff])", r"\1 \2", rw.text)
