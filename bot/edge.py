@@ -163,6 +163,8 @@ class SlackEdge:
             text = body.decode("utf-8")
             if "json" in (_header(scope, b"content-type") or ""):
                 document = json.loads(text)
+                if isinstance(document, dict) and document.get("type") == "event_callback":
+                    _check_event_shape(document)
             else:
                 form = urllib.parse.parse_qs(text)
                 if "command" in form:
@@ -223,6 +225,30 @@ def _check_interactive_shape(document: Any) -> None:
     for name in ("callback_id", "action_id", "value"):
         if document.get(name) is not None and not isinstance(document[name], str):
             raise ValueError(f"{name} is not a string")
+
+
+# Events API: an id is a string, or an object for the events that carry a whole user or channel.
+EVENT_IDS = ("user", "channel", "team", "bot_id", "channel_type")
+EVENT_TEXT = ("type", "subtype", "ts", "thread_ts", "event_ts", "text")
+
+
+def _check_event_shape(document: dict[str, Any]) -> None:
+    event = document.get("event")
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        raise ValueError("an event callback without its event")
+    for name in EVENT_IDS:
+        if event.get(name) is not None and not isinstance(event[name], str | dict):
+            raise ValueError(f"event {name} is neither an id nor an object")
+    for name in EVENT_TEXT:
+        if event.get(name) is not None and not isinstance(event[name], str):
+            raise ValueError(f"event {name} is not a string")
+    for name in ("team_id", "api_app_id", "event_id"):
+        if document.get(name) is not None and not isinstance(document[name], str):
+            raise ValueError(f"{name} is not a string")
+    if document.get("authorizations") is not None and not (
+            isinstance(document["authorizations"], list)
+            and all(isinstance(a, dict) for a in document["authorizations"])):
+        raise ValueError("authorizations are not a list of objects")
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -104,3 +104,22 @@ def test_half_open_connections_cannot_hold_the_metrics_server(tmp_path: Any) -> 
             s.close()
         server.shutdown()
         server.server_close()
+
+
+MALFORMED_EVENTS = [None, 0, "", [], "x" * 3000, True, {"type": 5},
+                    {"type": "app_mention", "channel": 0, "user": "U0BOB", "ts": "1.1"},
+                    {"type": "app_mention", "channel": "C0CHAN", "user": -1.5, "ts": "1.1"},
+                    {"type": "message", "channel": "C0CHAN", "user": "U0BOB", "ts": 17,
+                     "thread_ts": ["1"], "text": {"a": 1}}]
+
+
+def test_a_malformed_signed_event_is_never_a_server_error(make_bot: Any) -> None:
+    """The Events API side of the same rule: an event callback whose event is missing or whose
+    ids and timestamps are not strings is a 400, never a 500."""
+    bot = make_bot()
+    for n, event in enumerate(MALFORMED_EVENTS):
+        status, text = bot.event(event, event_id=f"EvBad{n}")  # type: ignore[arg-type]
+        assert status < 500, (event, status, text)
+    assert bot.event({"type": "app_mention", "channel": "C0CHAN", "user": "U0BOB",
+                      "text": "<@UBOT0001> help", "ts": "1700000600.000100"},
+                     event_id="EvGood")[0] == 200
