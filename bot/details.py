@@ -20,10 +20,10 @@ from redis.exceptions import RedisError
 
 from bot import keys, workers
 from bot.cards import Cards
+from bot.conversation import Conversation
 from bot.pricecommands import KIND_TEXT
 from bot.replies import Replies
 from bot.store import ConversationStore
-from bot.words import EXPIRED
 from engine.i18n import _, current
 from present import slack, views
 from present.actions import Detail
@@ -39,20 +39,20 @@ class Details:
         self.cards = cards
         self.chart_cache_s = chart_cache_s
 
-    async def show(self, *, team: str, channel: str, thread_ts: str, user: str,
-                   kind: Detail, view_id: str = "") -> None:
-        """A detail for the presser alone: in the modal the press opened (`view_id`), or
-        privately in the thread when no modal could be opened (an expired trigger)."""
-        conv = await self.store.get(team, channel, thread_ts)
-        if conv is None or conv.inputs.method is None:
-            await self.tell(channel, user, thread_ts, view_id, _(EXPIRED))
-            return
-        sections = await workers.run(workers.detail_sections, conv.inputs, str(kind),
-                                     await self.cards.book(team), current())
+    async def sections(self, team: str, conv: Conversation, kind: Detail) -> list[str]:
+        """A detail of the thread's answer, worked out in a worker."""
+        return await workers.run(workers.detail_sections, conv.inputs, str(kind),
+                                 await self.cards.book(team), current())
+
+    async def deliver(self, *, channel: str, thread_ts: str, user: str, kind: Detail,
+                      sections: list[str], refusal: str = "", view_id: str = "") -> None:
+        """A detail (or why there is none) for the presser alone: in the modal the press opened
+        (`view_id`), or privately in the thread when no modal could be opened."""
         if view_id:
-            await self.replies.update_view(view_id, views.detail_view(kind, sections))
+            await self.replies.update_view(view_id, views.notice_view("gpusize", refusal)
+                                           if refusal else views.detail_view(kind, sections))
         else:
-            await self.replies.private(channel, user, "\n".join(sections), thread_ts)
+            await self.replies.private(channel, user, refusal or "\n".join(sections), thread_ts)
 
     async def tell(self, channel: str, user: str, thread_ts: str, view_id: str,
                    text: str) -> None:

@@ -9,6 +9,7 @@ privately (or in its modal) and changes nothing. The ids are
 
 from __future__ import annotations
 
+from bot.conversation import Conversation
 from bot.details import Details
 from bot.dialog import Dialog
 from bot.replies import Replies
@@ -31,26 +32,42 @@ class Presses:
         self.dialog = dialog
         self.details = details
 
+    async def detail(self, *, team: str, channel: str, thread_ts: str, message_ts: str,
+                     value: str, kind: Detail) -> tuple[list[str], str]:
+        """A detail pressed for: (its sections, ""), or ([], why not) for a thread that has
+        expired or a press on an older answer."""
+        version, _payload = slack.split_value(value)
+        conv = await self.store.get(team, channel, thread_ts)
+        if conv is None or conv.inputs.method is None:
+            return [], _(EXPIRED)
+        if older(conv, version, message_ts):
+            return [], _(STALE)
+        return await self.details.sections(team, conv, kind), ""
+
     async def card_action(self, *, team: str, channel: str, thread_ts: str, message_ts: str,
                           user: str, action_id: str, value: str, view_id: str = "") -> None:
         """A what-if button, "Rent vs buy" or the menu under an answer. `view_id`: the modal
         the press opened at once (a detail is shown there; a refusal is said there)."""
         version, payload = slack.split_value(value)
+        action = Action.of(action_id)
+        detail = modal_detail(action, payload)
+        if detail is not None:
+            sections, refusal = await self.detail(team=team, channel=channel,
+                                                  thread_ts=thread_ts, message_ts=message_ts,
+                                                  value=value, kind=detail)
+            await self.details.deliver(channel=channel, thread_ts=thread_ts, user=user,
+                                       kind=detail, sections=sections, refusal=refusal,
+                                       view_id=view_id)
+            return
         conv = await self.store.get(team, channel, thread_ts)
         if conv is None:
             await self.details.tell(channel, user, thread_ts, view_id, _(EXPIRED))
             return
-        live_v, live_ts = conv.card_version, conv.record.answer_ts
-        if ((version is not None and live_v is not None and version != live_v)
-                or (version is None and live_ts and message_ts and message_ts != live_ts)):
+        if older(conv, version, message_ts):
             await self.details.tell(channel, user, thread_ts, view_id, _(STALE))
             return
-        action = Action.of(action_id)
         where = {"team": team, "channel": channel, "thread_ts": thread_ts}
-        detail = modal_detail(action, payload)
-        if detail is not None:
-            await self.details.show(**where, user=user, kind=detail, view_id=view_id)
-        elif action in (Action.WHATIF, Action.WHATIF_GOAL) or "=" in payload:
+        if action in (Action.WHATIF, Action.WHATIF_GOAL) or "=" in payload:
             if version is None:  # from before values carried versions: whatif_<key>_...
                 key = "goal" if action is Action.WHATIF_GOAL else action_id.split("_")[1]
                 change = Draft({key: payload})
@@ -71,6 +88,13 @@ class Presses:
                 await self.details.chart(**where, kind="prices", card=top, quiet=True)
         elif action is Action.SHOW_PRICE_CHART:
             await self.details.chart(**where, kind="prices", card=payload, user=user)
+
+
+def older(conv: Conversation, version: int | None, message_ts: str) -> bool:
+    """A press on an answer the thread has moved on from."""
+    live_v, live_ts = conv.card_version, conv.record.answer_ts
+    return bool((version is not None and live_v is not None and version != live_v)
+                or (version is None and live_ts and message_ts and message_ts != live_ts))
 
 
 def modal_detail(action: Action | None, payload: str) -> Detail | None:

@@ -97,6 +97,7 @@ def rent_vs_buy_sections(draft: Draft, book: PriceBook | None = None,
 def detail_sections(draft: Draft, kind: str, book: PriceBook | None = None,
                     lang: str = "en") -> list[str]:
     """A detail opened from the card (present.actions.MODAL_DETAILS), as sections."""
+    _test_delay()
     with language(lang):
         return slack.detail_sections(_answer(draft, book), kind)
 

@@ -169,7 +169,7 @@ def test_older_answers_lose_their_buttons_and_stale_presses_are_told(
     # versions were carried
     bot.action(action_id="card_more", value=None, selected="1|breakdown", element="overflow",
                message_ts=root)
-    assert "older answer" in texts(slack.wait_for("views.update")[0].body["view"]["blocks"])
+    assert "older answer" in texts(slack.wait_for("views.open")[0].body["view"]["blocks"])
     bot.action(action_id="whatif_method_lora", value="lora", message_ts=root)
     slack.wait_for("chat.postEphemeral", 2)
     time.sleep(0.3)
@@ -181,7 +181,7 @@ def test_older_answers_lose_their_buttons_and_stale_presses_are_told(
     assert live.split("|")[0] == state["_card_v"] != "1"
     bot.action(action_id="show_rent_vs_buy", value=live, message_ts=state["_answer_ts"],
                thread_ts=root)
-    assert "Rent vs buy" in texts(slack.wait_for("views.update", 2)[-1].body["view"]["blocks"])
+    assert "Rent vs buy" in texts(slack.wait_for("views.open", 2)[-1].body["view"]["blocks"])
 
 
 def test_a_press_that_changes_nothing_posts_nothing(bot: Bot, slack: SlackStub,
@@ -397,8 +397,8 @@ def test_what_if_buttons_menu_and_details_in_modals(bot: Bot, slack: SlackStub,
     live = redis_server.command("HGETALL", f"gpusize:v1:conv:T0TEAM:C0CHAN:{root}")["_answer_ts"]
     more = menu(second)
     posts = len(slack.of("chat.postMessage"))
-    # each detail opens a modal with the press's trigger at once, then the modal is filled in;
-    # nothing is posted in the thread
+    # each detail opens a modal with the press's trigger, with the detail in it; nothing is
+    # posted in the thread
     for n, (label, expected) in enumerate((("Memory breakdown", "Memory breakdown"),
                                            ("Assumptions", "Assumptions"),
                                            ("The guides' advice", "buying guides"),
@@ -408,13 +408,12 @@ def test_what_if_buttons_menu_and_details_in_modals(bot: Bot, slack: SlackStub,
                    message_ts=live, thread_ts=root)
         opened = slack.wait_for("views.open", n)[n - 1].body
         assert opened["trigger_id"] == "1.2.3" and opened["view"]["type"] == "modal"
-        filled = slack.wait_for("views.update", n)[n - 1].body
-        assert filled["view_id"] and filled["view"]["title"]["text"] == label[:24]
-        shown = texts(filled["view"]["blocks"])
+        assert opened["view"]["title"]["text"] == label[:24]
+        shown = texts(opened["view"]["blocks"])
         assert expected in shown and "seed 000" not in shown, (label, shown[:300])
     bot.action(action_id="show_rent_vs_buy", value=value_of(second, "show_rent_vs_buy"),
                message_ts=live, thread_ts=root)
-    cost = slack.wait_for("views.update", 6)[5].body["view"]
+    cost = slack.wait_for("views.open", 6)[5].body["view"]
     assert "Rent vs buy" in texts(cost["blocks"]) and "break-even" in texts(cost["blocks"])
     assert "rule of thumb is to buy when the cards are busy more than 400 h" in texts(
         cost["blocks"])

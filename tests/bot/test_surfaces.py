@@ -310,3 +310,25 @@ def test_an_error_offers_the_corrected_command_and_runs_it(
     blocks = json.loads(body)["blocks"]
     assert [e["action_id"] for e in blocks[-1]["elements"]] == ["open_form"]
     assert "You typed `/gpusize zzzz-unknown-model lora`" in texts(blocks)
+
+
+def test_a_slow_detail_opens_at_once_and_is_filled_in(make_bot: Any, slack: SlackStub,
+                                                      redis_server: RedisServer) -> None:
+    # workers slower than the press's budget: the modal opens with the trigger saying it is
+    # being worked out, and the press's job fills it in (views.update on that view)
+    bot = make_bot(GPUSIZE_TEST_ANSWER_DELAY_S="1.6")
+    bot.command("llama-3.1-8b qlora")
+    card = slack.wait_for("chat.postMessage", timeout=20)[0].body
+    redis_server.wait_for_conversation("1700000000.000001", field="_card_v")
+    bom = next(o["value"] for b in card["blocks"] for e in b.get("elements", [])
+               if e.get("action_id") == "card_more" for o in e["options"]
+               if o["text"]["text"] == "Bill of materials")
+    started = time.monotonic()
+    status, _body = bot.action(action_id="card_more", value=None, selected=bom,
+                               element="overflow", message_ts="1700000000.000001")
+    assert status == 200 and time.monotonic() - started < 3  # acked within Slack's 3 s
+    opened = slack.wait_for("views.open")[0].body
+    assert "Working it out" in texts(opened["view"]["blocks"])
+    filled = slack.wait_for("views.update", timeout=20)[0].body
+    assert filled["view_id"].startswith("V") and "Bill of materials" in texts(
+        filled["view"]["blocks"])

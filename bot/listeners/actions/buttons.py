@@ -3,8 +3,9 @@
 Each press is recorded as a job (bot.jobs) before the ack, with the press as its dedupe key:
 Slack never retries interactive payloads, but people double-click. Chart presses are limited per
 user (bot.limits): over the limit, the presser is told privately and nothing is queued. A press
-that opens a detail opens its modal before the ack, while the trigger is fresh (3 s), and the job
-fills it in (views.update)."""
+that opens a detail opens its modal with the detail when it is worked out within DETAIL_NOW_S;
+otherwise a modal saying so opens before the ack, while the trigger is fresh (3 s), and the
+press's job fills it in (views.update)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ Listener = Callable[..., Awaitable[None]]
 Work = Callable[[dict[str, Any]], Awaitable[None]]
 PRESS_TTL_S = 600
 MODAL_OPEN_S = 2.0  # views.open before the ack: Slack's 3 s hold the ack and the trigger both
+DETAIL_NOW_S = 1.0  # a detail worked out within this is opened with its content at once
 
 
 def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
@@ -60,6 +62,34 @@ def opens_a_modal(action: dict[str, Any]) -> Detail | None:
     """The detail a press reads in a modal, if any."""
     return presses.modal_detail(Action.of(action.get("action_id") or ""),
                                 slack.split_value(_value(action))[1])
+
+
+async def open_at_once(parts: Parts, ack: Any, body: dict[str, Any], kind: Detail) -> bool:
+    """Work the detail out now and open its modal with it (one views.open, nothing to update),
+    when that takes less than DETAIL_NOW_S; False when it takes longer (the workers are busy):
+    the press is then a job that fills in a modal opened at once."""
+    team, channel, thread_ts, message_ts, user = _where(body)
+    action = (body.get("actions") or [{}])[0]
+    set_language(await parts.languages.of(team, user))
+    try:
+        sections, refusal = await asyncio.wait_for(parts.presses.detail(
+            team=team, channel=channel, thread_ts=thread_ts, message_ts=message_ts,
+            value=_value(action), kind=kind), DETAIL_NOW_S)
+    except TimeoutError:
+        return False
+    except Exception as err:  # Redis, a worker: the press's job tries again and says so
+        log.warning("detail not worked out at once: %s", type(err).__name__)
+        return False
+    await ack()
+    view = (views.notice_view("gpusize", refusal) if refusal
+            else views.detail_view(kind, sections))
+    try:
+        await parts.replies.open_view(body.get("trigger_id") or "", view)
+    except Exception as err:  # an expired trigger: the detail comes privately instead
+        log.warning("views.open failed: %s", type(err).__name__)
+        await parts.details.deliver(channel=channel, thread_ts=thread_ts, user=user, kind=kind,
+                                    sections=sections, refusal=refusal)
+    return True
 
 
 async def open_loading(parts: Parts, body: dict[str, Any], kind: Detail) -> str:
@@ -109,6 +139,8 @@ def guarded(parts: Parts, kind: str) -> Listener:
         detail = opens_a_modal(action)
         view_id = ""
         if detail is not None:
+            if await open_at_once(parts, ack, body, detail):
+                return
             view_id = await open_loading(parts, body, detail)
         job = Job(kind=kind, payload=_press(body, view_id), owner=f"{team}:{user}")
         outcome = await parts.jobs.submit(job, dedupe=dedupe, refused=recording.later(
