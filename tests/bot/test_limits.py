@@ -123,3 +123,18 @@ def test_a_malformed_signed_event_is_never_a_server_error(make_bot: Any) -> None
     assert bot.event({"type": "app_mention", "channel": "C0CHAN", "user": "U0BOB",
                       "text": "<@UBOT0001> help", "ts": "1700000600.000100"},
                      event_id="EvGood")[0] == 200
+
+
+def test_the_sizing_form_counts_against_the_same_thread_limit(make_bot: Any,
+                                                              slack: SlackStub) -> None:
+    from tests.bot.test_surfaces import open_form, submission
+
+    bot = make_bot(THREAD_LIMIT_PER_HOUR="2")
+    view = open_form(bot, slack)
+    replies = [bot.interaction(submission(view, model="llama-3.1-8b", method="inference"))
+               for _ in range(3)]
+    assert [status for status, _ in replies] == [200, 200, 200]
+    refused = [json.loads(body) for _, body in replies if body]
+    assert len(refused) == 1 and refused[0]["response_action"] == "errors"
+    assert "at most 2 an hour" in json.dumps(refused[0]["errors"])
+    assert len(slack.wait_for("chat.postMessage", 2)) == 2
