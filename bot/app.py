@@ -4,7 +4,9 @@ with recording the job)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from pathlib import Path
 
 from redis.asyncio import Redis
 from slack_bolt.async_app import AsyncApp
@@ -30,7 +32,10 @@ from bot.pricestore import PriceStore
 from bot.replies import Replies
 from bot.settings import Settings
 from bot.store import ConversationStore
+from bot.words import NOT_RECORDED
 from engine import hub
+from engine.config import cache_root
+from engine.i18n import _, language
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +62,24 @@ def redis_client(settings: Settings) -> Redis:
         ca_file=settings.redis_ca_file)
 
 
+def outbox_journal(redis_url: str) -> Path:
+    """Where this host keeps the jobs it acknowledged but Redis has not confirmed: the cache
+    volume (it outlives a killed container in its pod), one folder per Redis."""
+    return cache_root() / "outbox" / hashlib.sha256(redis_url.encode()).hexdigest()[:16]
+
+
+def asker_of(job: Job) -> tuple[str, str, str]:
+    """(channel, user, thread ts) of whoever a job answers, whatever its kind's payload."""
+    p = job.payload
+    channel, user = p.get("channel"), p.get("user")
+    if isinstance(channel, dict):  # a button press: the payload's own shape
+        channel, user = channel.get("id"), (user or {}).get("id")
+    command = p.get("command")
+    if isinstance(command, dict):  # a sub-command
+        channel, user = command.get("channel_id"), command.get("user_id")
+    return str(channel or ""), str(user or ""), str(p.get("thread_ts") or "")
+
+
 def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tuple[AsyncApp, Jobs]:
     """The Bolt app and the job queue its listeners record work in (start and stop it with the
     server: bot.server's lifespan)."""
@@ -72,19 +95,24 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
     home = Home(redis, client, replies, prices, digests, languages)
     dialog.remember = home.remember
     jobs = Jobs(redis, claim_idle_s=settings.job_claim_idle_s,
-                max_in_flight=settings.job_max_in_flight, per_user=settings.job_max_per_user)
+                max_in_flight=settings.job_max_in_flight, per_user=settings.job_max_per_user,
+                journal=outbox_journal(settings.redis_url))
 
     async def give_up(job: Job) -> None:
         """A job that took its process down three times: the asker hears, once."""
-        p = job.payload
-        channel, user = p.get("channel"), p.get("user")
-        if isinstance(channel, dict):  # a button press: the payload's own shape
-            channel, user = channel.get("id"), (user or {}).get("id")
+        channel, user, thread_ts = asker_of(job)
         if channel and user:
-            await replies.apologise(str(channel), str(user), p.get("thread_ts") or None,
-                                    store_down=False)
+            await replies.apologise(channel, user, thread_ts or None, store_down=False)
+
+    async def never_recorded(job: Job) -> None:
+        """A journaled job a restarted process could not get recorded: said in its language."""
+        channel, user, thread_ts = asker_of(job)
+        if channel and user:
+            with language(str(job.payload.get("lang") or "en")):
+                await replies.private(channel, user, _(NOT_RECORDED), thread_ts)
 
     jobs.give_up = give_up
+    jobs.never_recorded = never_recorded
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
                    client=client, process_before_response=False)
     listeners.register(app, Parts(

@@ -37,6 +37,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any, TypeVar
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -77,6 +78,7 @@ RECORDED_TTL_S = 3600  # a job's own dedupe key: resubmitting it from the outbox
 OUTBOX_MAX_JOBS = 1000  # jobs held in one process while Redis is slow: bounded memory (~2 KiB each)
 SUBMIT_TIMEOUT_S = 0.5  # before an ack: what Redis has not confirmed by then is held, not lost
 OUTBOX_TIMEOUT_S = 5.0  # a resubmission has no ack waiting on it: give a slow Redis time
+JOURNAL_MAX_AGE_S = RECORDED_TTL_S  # a journaled job older than its own dedupe key: not resent
 
 # Fair share across processes: at most `share` jobs of one member are in the stream at a time
 # (the set of their entry ids); the rest wait, recorded, in the member's backlog (a list) and
@@ -391,7 +393,7 @@ class Entry:
 class Jobs:
     def __init__(self, redis: Redis, *, claim_idle_s: float = 15, max_in_flight: int = 8,
                  per_user: int = 2, read_ahead: int = 64, share: int = MEMBER_SHARE,
-                 backlog: int = MEMBER_BACKLOG) -> None:
+                 backlog: int = MEMBER_BACKLOG, journal: Path | None = None) -> None:
         self.redis = redis
         self.claim_idle_s = claim_idle_s
         self.max_in_flight = max_in_flight
@@ -401,6 +403,8 @@ class Jobs:
         self.backlog = max(1, backlog)
         self.handlers: dict[str, Handler] = {}
         self.give_up: GiveUp | None = None
+        self.never_recorded: GiveUp | None = None  # tells whose journaled job was given up on
+        self.journal = journal  # held jobs on disk too: a restarted process resubmits them
         self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.stream = keys.jobs_stream()
         self._submit = redis.register_script(SUBMIT)
@@ -442,6 +446,7 @@ class Jobs:
             self._outbox[job.id] = Held(job, dedupe, time.monotonic(), refused)
             OUTBOX_HELD.set(len(self._outbox))
             self._ensure_outbox()
+            await self._journal_write(job, dedupe)
         return outcome
 
     async def _record(self, job: Job, dedupe: list[tuple[str, int]],
@@ -509,15 +514,78 @@ class Jobs:
                 JOBS.labels("outbox_recorded").inc()
             else:
                 await self._give_up_held(held)
+            await self._journal_forget(held.job.id)
         OUTBOX_HELD.set(len(self._outbox))
         return len(self._outbox)
 
     async def _give_up_held(self, held: Held) -> None:
         JOBS.labels("outbox_refused").inc()
         log.error("job %s: never recorded; the person is told", held.job.id)
-        if held.refused is not None:
-            with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):
+            if held.refused is not None:
                 await held.refused()
+            elif self.never_recorded is not None:  # restored from the journal: no closure
+                await self.never_recorded(held.job)
+
+    # -- the journal: the outbox on disk, for a process killed while Redis was slow -----------
+
+    def _journal_path(self, job_id: str) -> Path | None:
+        if self.journal is None or not job_id.isalnum():
+            return None
+        return self.journal / f"{job_id}.json"
+
+    async def _journal_write(self, job: Job, dedupe: list[tuple[str, int]]) -> None:
+        path = self._journal_path(job.id)
+        if path is None:
+            return
+        data = json.dumps({"job": job.encode(), "dedupe": dedupe, "at": time.time()})
+
+        def write() -> None:  # written whole, then renamed: a crash leaves no half file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_suffix(".part")
+            with open(part, "w", encoding="utf-8") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(part, path)
+
+        try:
+            await asyncio.to_thread(write)
+        except OSError as err:  # the in-process outbox still holds it
+            log.warning("job %s: not journaled (%s)", job.id, type(err).__name__)
+
+    async def _journal_forget(self, job_id: str) -> None:
+        path = self._journal_path(job_id)
+        if path is not None:
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(path.unlink, missing_ok=True)
+
+    def _journal_restore(self) -> int:
+        """Put the jobs a killed process held (journaled, not yet recorded) back in the outbox:
+        resubmitted with their own keys, they land once however often they are sent."""
+        if self.journal is None or not self.journal.is_dir():
+            return 0
+        restored = 0
+        for path in sorted(self.journal.glob("*.json"))[:OUTBOX_MAX_JOBS]:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                job = Job.decode(data["job"])
+                fresh = time.time() - float(data["at"]) < JOURNAL_MAX_AGE_S
+                dedupe = [(str(k), int(ttl)) for k, ttl in data["dedupe"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                fresh = False
+            if not fresh or job.id in self._outbox:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            self._outbox[job.id] = Held(job, dedupe, time.monotonic(), None)
+            restored += 1
+        if restored:
+            JOBS.labels("journal_restored").inc(restored)
+            log.warning("%d acknowledged jobs restored from the outbox journal", restored)
+            OUTBOX_HELD.set(len(self._outbox))
+            self._ensure_outbox()
+        return restored
 
     async def run_here(self, job: Job) -> None:
         """Run a job that could not be recorded (Redis refused the connection), in this process:
@@ -528,6 +596,7 @@ class Jobs:
 
     async def start(self) -> None:
         self._stopping = False
+        self._journal_restore()
         self._tasks = [asyncio.create_task(self._read_forever(), name="jobs-reader"),
                        asyncio.create_task(self._heartbeat_forever(), name="jobs-heartbeat")]
 

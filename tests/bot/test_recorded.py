@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from tests.bot.test_jobs import answers_by_channel, settle, wait_until
@@ -96,3 +97,29 @@ def test_redis_at_maxmemory_refuses_in_the_ack_and_evicts_nothing(
     own_redis.command("CONFIG", "SET", "maxmemory", "0")
     assert bot.command("13B lora", channel=channels[0], user="U0FULL0")[0] == 200
     wait_until(lambda: answers_by_channel(slack)[channels[0]] == 1, timeout=30)
+
+
+def test_work_held_by_a_bot_killed_while_redis_sleeps_is_answered_by_its_restart(
+        make_bot: Any, slack: SlackStub, own_redis: RedisServer, tmp_path: Path) -> None:
+    env = {"REDIS_URL": own_redis.url, "GPUSIZE_CACHE": str(tmp_path / "cache")}
+    bot = make_bot(**env)
+    bot.command("13B lora", channel="C0WARM")
+    slack.wait_for("chat.postMessage", timeout=30)
+    sleeper = threading.Thread(target=lambda: own_redis.command("DEBUG", "SLEEP", "4"))
+    sleeper.start()
+    time.sleep(0.2)
+    channels = [f"C0HELD{n}" for n in range(3)]
+    with ThreadPoolExecutor(len(channels)) as pool:
+        bodies = list(pool.map(lambda n: bot.command("13B lora", channel=channels[n],
+                                                     user=f"U0HELD{n}")[1], range(3)))
+    held = sum("held here" in body for body in bodies)
+    assert held >= 1
+    journal = list((tmp_path / "cache" / "outbox").glob("*/*.json"))
+    assert len(journal) == held  # on disk as well as in the process
+    bot.kill()  # with Redis still asleep: the process's outbox is gone, the journal is not
+    sleeper.join()
+    make_bot(**env)
+    wait_until(lambda: all(answers_by_channel(slack)[c] for c in channels), timeout=60)
+    settle(slack)
+    assert {c: answers_by_channel(slack)[c] for c in channels} == dict.fromkeys(channels, 1)
+    wait_until(lambda: not list((tmp_path / "cache" / "outbox").glob("*/*.json")))
