@@ -497,6 +497,8 @@ class Answer(_Doc):
     query: Query
     pinned: bool = Field(False, description="gpu= and gpus= given: plans[0] is that configuration")
     model: ModelInfo
+    method: str = Field("", description="the method sized (after the reader's defaults): named "
+                                        "even when no plan runs")
     market: MarketInfo | None = None
     plans: list[Plan]
     recommendation: str = ""

@@ -272,7 +272,7 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
     if isinstance(query, str):
         query = Query.build(text=query)
     return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
-                        market=market, plans=plans, recommendation=text,
+                        method=req.method, market=market, plans=plans, recommendation=text,
                         alternatives=alts,
                         to_buy=buy_within_budget(spec, asked, top, today=today, book=book)
                         if good else [],

@@ -260,7 +260,8 @@ def memory_chart(ans: Answer, *, max_plans: int = 6, lang: str = "en") -> bytes:
     from matplotlib.patches import Patch
 
     with language(lang):
-        method_name = _(method(plans[0].method).label) if plans else ""
+        method_name = _(method(plans[0].method if plans else ans.method).label) if (
+            plans or ans.method) else ""
     rc, keep = _style(lang, [ans.model.display, *(plan_label(p) for p in plans)])
     title = text["title"].format(model=keep(ans.model.display), method=method_name)
     n = max(1, len(plans))

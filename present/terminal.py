@@ -114,9 +114,11 @@ def render(ans: Answer, *, bom: bool = False) -> str:
     model = ans.model
     active = (_(", {active:.1f}B active").format(active=model.active_params / 1e9)
               if model.active_params < 0.9 * model.params else "")
-    method = method_title(ans.plans[0].method) if ans.plans else ""
+    # the method asked titles the answer even when no plan runs (plans[0] may change it)
+    method = ans.plans[0].method if ans.plans else ans.method
     head = _("{model} ({params:.2f}B params{active}) — {method}").format(
-        model=model.display, params=model.params / 1e9, active=active, method=method)
+        model=model.display, params=model.params / 1e9, active=active,
+        method=method_title(method) if method else "")
     lines = [head, ""]
     if ans.recommendation:
         lines += [ans.recommendation, ""]
