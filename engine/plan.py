@@ -14,10 +14,12 @@ NCCL).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import date
-from functools import lru_cache
-from typing import Any, NamedTuple
+from functools import lru_cache, wraps
+from typing import Any, NamedTuple, TypeVar
 
 from engine import catalog, memory, speed
 from engine.architecture import EXPERT_ROLES, ModelSpec, Release
@@ -521,6 +523,60 @@ def _cached_components(spec: ModelSpec, req: Request, s: Strategy) -> Components
     return components(spec, req, s)
 
 
+# -- one answer's memo -------------------------------------------------------------------------
+# An answer plans the same request, or the same card under a request that differs only in how it
+# is paid for, many times: the alternatives search re-plans the request as asked, the purchases
+# within a budget re-plan it with mode=buy and again per lighter recipe. Inside `one_answer()`
+# each is worked out once. Scoped to one answer, so a catalog, price book or language that
+# changes between answers is never served stale.
+_MEMO: ContextVar[dict[tuple, Any] | None] = ContextVar("plan_memo", default=None)
+# Fields only the price reads (price_plan, obtainable, usable): the sharding and count a card
+# gets do not depend on them (tests/engine/test_plan_memo.py checks it).
+PAID_ONLY = frozenset({"budget", "mode"})
+_FIELDS = tuple(Request.model_fields)
+_PLANNED = tuple(i for i, name in enumerate(_FIELDS) if name not in PAID_ONLY)
+
+
+@contextmanager
+def one_answer() -> Iterator[None]:
+    """Share planning work within one answer (nested calls join the outer one)."""
+    token = _MEMO.set({}) if _MEMO.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _MEMO.reset(token)
+
+
+_KEPT_AS_VALUES = (int, float, str, bool, tuple, date, type(None))
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _per_answer(*, paid: bool, copy: Callable[[Any], Any] = lambda got: got) -> Callable[[F], F]:
+    """Memoize fn(spec, req, ...) inside `one_answer()`. paid=False: requests that differ only
+    in PAID_ONLY share one result. Other arguments key by value, or by id when they are objects
+    (pydantic's equality of a ModelSpec or a card is slow); the memo keeps those objects alive,
+    so an id is not reused while it lives. `copy`: what each caller gets (fresh lists)."""
+
+    def wrap(fn: F) -> F:
+        @wraps(fn)
+        def memoized(spec: ModelSpec, req: Request, *args: Any, **kwargs: Any) -> Any:
+            memo = _MEMO.get()
+            if memo is None:
+                return fn(spec, req, *args, **kwargs)
+            values = tuple(req.__dict__.values())  # every field, in declaration order
+            key = (fn.__name__, id(spec), values if paid else tuple(values[i] for i in _PLANNED),
+                   tuple(kwargs), *(a if isinstance(a, _KEPT_AS_VALUES) else id(a)
+                                    for a in (*args, *kwargs.values())))
+            if key not in memo:
+                memo[key] = (fn(spec, req, *args, **kwargs), (spec, args, kwargs))
+            return copy(memo[key][0])
+
+        return memoized  # type: ignore[return-value]
+
+    return wrap
+
+
 def settings_for(req: Request, s: Strategy, fmt: Format | None = None) -> Settings:
     training = req.is_training
     serving = {} if training else {
@@ -704,6 +760,7 @@ def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
     return Candidate(n, s, verdict, need, reach >= 1, reach, tr.tokens_per_s)
 
 
+@_per_answer(paid=False)
 def _best_at(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int) -> Candidate | None:
     """The strategy to use on n cards: meets the service level, then fits, then the fastest
     (ties keep the lighter communication); when only tight ones run, the one that leaves the
@@ -716,6 +773,7 @@ def _best_at(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int) -> Candidate |
                                      -c.speed if c.verdict == "fits" else c.need))
 
 
+@_per_answer(paid=False)
 def _first_count_that_runs(spec: ModelSpec, req: Request, gpu: GpuSpec,
                            counts: tuple[int, ...]) -> int:
     """Galloping search for the smallest count whose best sharding runs: memory per GPU only
@@ -742,6 +800,7 @@ def _first_count_that_runs(spec: ModelSpec, req: Request, gpu: GpuSpec,
     return counts[lo]
 
 
+@_per_answer(paid=False)
 def choose(spec: ModelSpec, req: Request, gpu: GpuSpec,
            counts: tuple[int, ...]) -> Candidate | None:
     """The smallest count that fits and meets the service level or deadline; else the smallest
@@ -918,6 +977,7 @@ def obtainable(card: str, req: Request, book: PriceBook) -> bool:
     return (buy and req.mode != "rent") or (rent and req.mode != "buy")
 
 
+@_per_answer(paid=True, copy=lambda got: tuple(list(part) for part in got))
 def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
                  book: PriceBook) -> tuple[list[Plan], list[str], list[str]]:
     """Per card the configuration `choose` picks (or, pinned, the asked one), ranked best first

@@ -20,7 +20,7 @@ from engine.explain import assumptions, warnings
 from engine.i18n import _, counted
 from engine.launch import launch_for
 from engine.parse import build_request
-from engine.plan import DEFAULT_SERVING_FORMATS, FORMAT_WORDS, ranked_plans, usable
+from engine.plan import DEFAULT_SERVING_FORMATS, FORMAT_WORDS, one_answer, ranked_plans, usable
 from engine.prices import PriceBook, price_book
 from engine.reader import read
 from engine.request import LARGEST_MODEL, Draft, Request
@@ -195,6 +195,7 @@ def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, t
     return []
 
 
+@one_answer()  # the searches below share the plans they compute
 def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
                model_notes: tuple[str, ...] = (), today: date | None = None,
                book: PriceBook | None = None, every_plan: bool = False,
