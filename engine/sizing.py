@@ -26,7 +26,12 @@ from engine.reader import read
 from engine.request import LARGEST_MODEL, Draft, Request
 from engine.resolve import HubLookup, UnknownModel, resolve_model
 from engine.schema import Alternative, Answer, MarketInfo, ModelFit, ModelInfo, Plan, Query
-from engine.traffic import request_lengths, with_traffic
+from engine.traffic import (
+    REASONING_ANSWER,
+    REASONING_ANSWER_SOURCE,
+    request_lengths,
+    with_traffic,
+)
 
 
 def ask(text: str, *, hub: HubLookup | None = None, book: PriceBook | None = None,
@@ -106,7 +111,17 @@ def with_model_defaults(spec: ModelSpec, req: Request) -> tuple[Request, tuple[s
         model=spec.display, output=spec.typical_output,
         source=spec.reasoning_source.split(" (")[0],  # the URL; the quote stays in the catalog
         context=context, prompt=context - output, answer=output)
-    return req.model_copy(update={"context": context, "output": output}), (note,)
+    update = {"context": context, "output": output}
+    if req.requests is None or req.output is not None:
+        return req.model_copy(update=update), (note,)
+    # traffic: each sequence still holds the longest answer, but the requests in flight
+    # (Little's law) and the month's tokens take the mean one
+    mean = min(REASONING_ANSWER, output)
+    update |= {"prompt": context - output, "output": mean}
+    mean_note = _("requests= counts the mean answer with its thinking, {mean:,} tokens (DeepSeek-R1 "
+                  "in production: {source}), not the {cap:,} each sequence is sized to hold "
+                  "(set output=)").format(mean=mean, source=REASONING_ANSWER_SOURCE, cap=output)
+    return req.model_copy(update=update), (note, mean_note)
 
 
 def with_training_precision(spec: ModelSpec, req: Request) -> tuple[Request, tuple[str, ...]]:

@@ -27,6 +27,15 @@ DAYS_PER_MONTH = 365 / 12
 # Alpaca's 58).
 DEFAULT_PROMPT = 1000
 DEFAULT_ANSWER = 340
+# A reasoning model's answer, thinking included, as production traffic has it: DeepSeek-R1 on
+# Alibaba Cloud Model Studio averages 2,133 output tokens a request, 74% of them thinking
+# (ServeGen, Xiang et al., NSDI 2026: the released data/reason/deepseek-r1 distributions, 73
+# client chunks, each window weighted by its request rate; github.com/alibaba/ServeGen f891d11).
+# The recommended maximum (32,768 for R1 and Qwen3) bounds one sequence, not the mean a day of
+# requests takes: Little's law wants the mean.
+REASONING_ANSWER = 2133
+REASONING_ANSWER_SOURCE = ("https://github.com/alibaba/ServeGen/tree/"
+                           "f891d1189eb32b3868dfc443800c4150548c282a/data/reason/deepseek-r1")
 # A working day's requests arrive in about eight busy hours: the busiest hour runs at about
 # 24 / 8 = 3 times the day's average rate.
 DEFAULT_PEAK = 3.0

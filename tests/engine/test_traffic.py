@@ -114,3 +114,27 @@ def test_the_answer_carries_the_conversion() -> None:
     assert ans.traffic.users == ans.plans[0].settings.users
     assert ans.traffic.peak_factor == DEFAULT_PEAK
     assert "Little" in ans.traffic.text
+
+
+def test_a_reasoning_models_traffic_counts_its_mean_answer_and_holds_its_longest() -> None:
+    """Little's law wants the mean time in the system: a reasoning model's recommended maximum
+    (32,768 tokens) taken as every request's answer made 10k Qwen3-32B requests a day 825 users
+    that no card could hold. The mean (ServeGen's production R1 traffic) counts the requests in
+    flight and the month's tokens; each sequence is still sized to hold the longest answer; an
+    output= given wins."""
+    from engine.traffic import REASONING_ANSWER
+
+    ans = engine.ask("qwen3-32b inference requests=10k")
+    doc = ans.traffic
+    assert doc is not None and doc.answer_tokens == REASONING_ANSWER
+    assert doc.users == poisson_quantile(doc.mean_in_flight)
+    assert doc.tokens_per_month == pytest.approx(
+        10_000 * DAYS_PER_MONTH * (doc.prompt_tokens + REASONING_ANSWER), rel=1e-6)
+    assert ans.plans and ans.plans[0].service is not None
+    assert ans.plans[0].service.context == doc.prompt_tokens + 32_768  # the longest still held
+    assert any("requests=" in a and f"{REASONING_ANSWER:,}" in a for a in ans.assumptions)
+    given = engine.ask("qwen3-32b inference requests=10k output=500").traffic
+    assert given is not None and given.answer_tokens == 500
+    # a model that does not reason keeps the conversation average
+    plain = engine.ask("qwen2.5-32b inference requests=10k").traffic
+    assert plain is not None and plain.answer_tokens == DEFAULT_ANSWER
