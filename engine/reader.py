@@ -20,6 +20,7 @@ whole input (tests/engine/test_reader.py fuzzes long, repeated and mixed-script 
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -41,47 +42,58 @@ from engine.keys import (
     parse_option,
 )
 from engine.methods import METHOD_WORDS, METHODS, SERVING_QUANTS
-from engine.phrases import Rewrite, card_name, has_cjk
+from engine.phrases import Rewrite, _compiled, card_name, has_cjk
 from engine.request import LARGEST_WORDS
+
+
+class _Lazy:
+    """A pattern compiled on its first use: a command in the grammar's own words never pays for
+    the question and negation patterns (the CLI's start-up, issue 11)."""
+
+    def __init__(self, regex: str) -> None:
+        self.regex = regex
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_compiled(self.regex), name)
+
 
 MAX_INPUT_CHARS = 1000  # a message is cut here before any pattern reads it
 _SEPARATORS = " -_/:"  # what a model's name may have between its parts ("llama 3.1 8b")
 # a key=value the user typed: ASCII key, a value up to a space or a Chinese comma; a Chinese scale
 # word may follow the digits (budget=15万)
-_OPTION = re.compile(r"(?<![A-Za-z0-9_=.])([A-Za-z_][A-Za-z0-9_]{0,39})="
+_OPTION = _Lazy(r"(?<![A-Za-z0-9_=.])([A-Za-z_][A-Za-z0-9_]{0,39})="
                      r"([^\s，。；、\u3400-\u9fff]{0,80}"
                      r"(?:[十百千万亿]{1,3}(?:元|块|人民币|美元|美金)?)?)")
-_CN_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)([十百千万亿]{1,3})(元|块|人民币|美元|美金)?")
-_MENTION = re.compile(r"<@[A-Z0-9]{1,20}>")
+_CN_AMOUNT = _Lazy(r"(\d+(?:\.\d+)?)([十百千万亿]{1,3})(元|块|人民币|美元|美金)?")
+_MENTION = _Lazy(r"<@[A-Z0-9]{1,20}>")
 # sentence punctuation, not a thousands comma (1,200) or a decimal point
-_PUNCT = re.compile(r"(?<!\d),|,(?!\d{3}(?!\d))|[;!?。、！？；“”《》【】]")
-_CJK_PUNCT = re.compile(r"[，。、？！：；（）“”《》【】]")
+_PUNCT = _Lazy(r"(?<!\d),|,(?!\d{3}(?!\d))|[;!?。、！？；“”《》【】]")
+_CJK_PUNCT = _Lazy(r"[，。、？！：；（）“”《》【】]")
 
 # families named without a size (満血/full): their full model, as teams mean it
 FULL_MODELS = {"deepseek": "deepseek-r1", "r1": "deepseek-r1", "deepseekr1": "deepseek-r1",
                "deepseekv3": "deepseek-v3", "v3": "deepseek-v3", "kimi": "kimi-k2",
                "kimik2": "kimi-k2", "glm": "glm-4.6", "minimax": "minimax-m2",
                "qwen3": "qwen3-235b-a22b", "llama4": "llama-4-maverick"}
-_FULL_WORDS = re.compile(r"满血|完整版|full[- ]?(?:size|model|version)?|原版", re.IGNORECASE)
+_FULL_WORDS = _Lazy(r"满血|完整版|full[- ]?(?:size|model|version)?|原版")
 
 # a negated card or model: 不要4090, 不用H20, not H20, no 4090s, without A800
-_NEGATION = re.compile(r"(?:不要|不用|别用|不想用|不考虑|不买|不能用|排除|除了|\bnot|\bno|\bwithout|\bexcept|"
-                       r"\bavoid|\bexcluding)\s?(?:用|买)?\s?(?P<word>[A-Za-z0-9][A-Za-z0-9.\-]{0,30})",
-                       re.IGNORECASE)
+_NEGATION = _Lazy(r"(?:不要|不用|别用|不想用|不考虑|不买|不能用|排除|除了|\bnot|\bno|\bwithout|\bexcept|"
+                       r"\bavoid|\bexcluding)\s?(?:用|买)?\s?(?P<word>[A-Za-z0-9][A-Za-z0-9.\-]{0,30})")
 
 # question words: a verdict for the named cards, the fewest cards, what a box can serve
-_FITS = re.compile(r"够吗|够不够|够用|能不能|能跑|能否|行不行|行吗|可以吗|放得下|装得下|跑得动|"
+_FITS = _Lazy(r"够吗|够不够|够用|能不能|能跑|能否|行不行|行吗|可以吗|放得下|装得下|跑得动|"
                    r"跑得起来|撑得住|扛得住|\bdoes (?:it|that|this) fit\b|\bfits?\??$|"
                    r"\bwill (?:it|that) (?:fit|run|work)\b|"
                    r"\bis (?:that|it|this|\w+) enough\b|\benough\b|\bcan (?:it|i|we|\w+ \w+|\w+) "
-                   r"(?:serve|run|handle|fit|train|do)\b|\bcan i\b|\bcan we\b", re.IGNORECASE)
-_FEWEST = re.compile(r"最少|至少|几张|多少张|几块|多少块|几台|多少台|\bhow many\b|\bat (?:the )?minimum\b|"
-                     r"\bfewest\b|\bminimum number\b", re.IGNORECASE)
-_CAPACITY = re.compile(r"多少人|多少用户|多少并发|多少个用户|\bhow many (?:users|people|concurrent)\b|"
-                       r"\bhow much traffic\b", re.IGNORECASE)
+                   r"(?:serve|run|handle|fit|train|do)\b|\bcan i\b|\bcan we\b")
+_FEWEST = _Lazy(r"最少|至少|几张|多少张|几块|多少块|几台|多少台|\bhow many\b|\bat (?:the )?minimum\b|"
+                     r"\bfewest\b|\bminimum number\b")
+_CAPACITY = _Lazy(r"多少人|多少用户|多少并发|多少个用户|\bhow many (?:users|people|concurrent)\b|"
+                       r"\bhow much traffic\b")
 # words for fine-tuning that name no method: full fine-tuning unless LoRA or QLoRA is said
 GENERIC_FINE_TUNE = frozenset(("fine-tune", "finetune", "fine-tuning", "finetuning", "fine-tuned"))
-_FULL_FT_WORDS = re.compile(r"全参|全量|监督微调|\bfull\b|\bfft\b|\bsft\b|full[- ]fine", re.IGNORECASE)
+_FULL_FT_WORDS = _Lazy(r"全参|全量|监督微调|\bfull\b|\bfft\b|\bsft\b|full[- ]fine")
 
 # English words that are not slots: a skipped word list stays short ("please", "can", ...)
 _QUIET = frozenset((
@@ -131,9 +143,9 @@ def normalize(text: str) -> str:
 # -- models -----------------------------------------------------------------------------------------
 
 @cache
-def _model_keys() -> tuple[dict[str, str], frozenset[str], int]:
-    """The catalog's names compacted (lower case, no separators): key -> model, every prefix
-    of a key, and the longest key."""
+def _model_keys() -> tuple[dict[str, str], tuple[str, ...], int]:
+    """The catalog's names compacted (lower case, no separators): key -> model, the keys
+    sorted, and the longest key."""
     index: dict[str, str] = {}
     for spec in catalog.models().values():
         names = [spec.name, spec.display, *spec.aliases]
@@ -143,8 +155,13 @@ def _model_keys() -> tuple[dict[str, str], frozenset[str], int]:
             key = _compact(name)
             if len(key) >= 3:
                 index.setdefault(key, spec.name)
-    prefixes = frozenset(k[:i] for k in index for i in range(1, len(k) + 1))
-    return index, prefixes, max(map(len, index))
+    return index, tuple(sorted(index)), max(map(len, index))
+
+
+def _is_prefix(prefix: str, keys: tuple[str, ...]) -> bool:
+    """Whether some key starts with `prefix` (keys sorted): a bisection, no prefix table to build."""
+    at = bisect.bisect_left(keys, prefix)
+    return at < len(keys) and keys[at].startswith(prefix)
 
 
 def _compact(text: str) -> str:
@@ -167,7 +184,7 @@ def _joined(text: str, at: int) -> bool:
 def find_models(text: str) -> list[tuple[int, int, str]]:
     """(start, end, model) for each catalog model named in `text`, longest match first at each
     word start; at most the longest key's length is looked at from each start (linear)."""
-    index, prefixes, longest = _model_keys()
+    index, keys, longest = _model_keys()
     low = text.lower()
     found: list[tuple[int, int, str]] = []
     i, n = 0, len(low)
@@ -183,7 +200,7 @@ def find_models(text: str) -> list[tuple[int, int, str]]:
                     break  # a space before Chinese ends a name
                 j += 1
                 continue
-            if not _word_char(c) or key + c not in prefixes:
+            if not _word_char(c) or not _is_prefix(key + c, keys):
                 break
             key += c
             j += 1
@@ -219,7 +236,9 @@ def read(text: str, *, reply: bool = False) -> Reading:
             count=len(text), limit=MAX_INPUT_CHARS))
     text = normalize(text)
     exact, prose = _exact_options(text)
-    _check_negations(prose)
+    plain = all(_grammar_word(word) for word in prose.split())
+    if not plain:
+        _check_negations(prose)
     rw = Rewrite(prose)
     rw.text = _CJK_PUNCT.sub(" ", rw.text)
     for name, family in zh_input.NAMES.items():
@@ -227,16 +246,17 @@ def read(text: str, *, reply: bool = False) -> Reading:
     rw.run(zh_input.ZH_MODEL_ROWS + en_input.EN_MODEL_ROWS)
     for start, end, model in reversed(find_models(rw.text)):
         rw.text = rw.text[:start] + rw.keep(f"model={model}") + rw.text[end:]
-    if not all(_grammar_word(word) for word in prose.split()):
+    if not plain:
         # a line in the grammar's own words skips the tables: no table compiled, start-up fast
         zh_input.rewrite(rw)
-        en_input.rewrite(rw)
+        if not all(_grammar_word(word) for word in rw.text.split()):
+            en_input.rewrite(rw)  # English left to read (a Chinese question often has none)
     values, skipped = _classify(rw.result().split(), prose, notes, reply=reply)
     for key, value in exact.items():
         values[key] = value  # the exact form wins over prose
     if has_cjk(text):
         values.setdefault("asked_in", "zh")
-    question = _question(prose)
+    question = None if plain else _question(prose)
     if not reply:
         _assume(values, question, notes, exact=set(exact))
     return Reading(values=values, read=tuple(read_line(values)), skipped=tuple(skipped),

@@ -40,7 +40,7 @@ COUNT = r"(?P<n>(?<![a-z0-9.])\d{1,3}(?!\d)|[一二两三四五六七八九十�
 # 上下文是32k, 并发数=100; in a thread, 上下文长度改成32k, 并发调到50
 CHANGE = (r"改成|改为|改到|换成|设为|设成|调到|调成|调整为|调整到|加到|增加到|提到|提高到|升到|降到|减到|"
           r"减少到|变成")
-SAY = r"\s*(?:" + CHANGE + r"|是|为|要|有|在|大概|大约|约|:|=)?\s*"
+SAY = r"\s*(?:是|为|设为|设成|要|有|在|大概|大约|约|:|=)?\s*"
 END = r"(?![a-z0-9.])"  # a size or count ends here (32B部署: Chinese follows, that is fine)
 NOT_BITS = r"(?!\s*-?\s*(?:bits?|比特))"  # 上下文4bit: the 4 is the format's width
 # 4k序列两周内: a number a counter or a time word follows is that word's, not the keyword's
@@ -53,8 +53,8 @@ MONEY = (rf"(?P<sym>[$¥])?\s*(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}
          # a bare number is no amount when a size or a counter follows: 预算 70B, 预算 10天之内
          r"(?(u)|(?(cur)|(?![a-z0-9.万亿千百十]|\s*(?:天|周|个|张|块|卡|台|人|秒|小时|次|位|路|并发|tokens?))))")
 MONEY_CN = MONEY.replace(r"|[km](?![a-z]))?", ")")  # an amount in 万 or 亿: money wherever it stands
-BUDGET_WORD = (r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*(?:" + CHANGE
-               + r"|是|为|在|有|大概|大约|约|控制在|不超过|不超|不高于|最多|:|=)?\s*")
+BUDGET_WORD = (r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*"
+               r"(?:是|为|在|有|大概|大约|约|控制在|不超过|不超|不高于|最多|:|=)?\s*")
 USD = ("$", "美元", "美金", "刀", "usd")
 # 两百万预算 4k序列, 上下文32k预算30万: a number that belongs to the word on its other side
 OTHER_NUMBER_AFTER = r"(?(cur)|(?!序列|上下文|tokens?|张|卡|台|人|天|周|个月|秒))"
@@ -394,6 +394,9 @@ def rewrite(rw: Rewrite) -> Rewrite:
     for name, family in NAMES.items():
         rw.text = rw.text.replace(name, f" {family}")  # 上下文8k千问3: 8k, then qwen3
     rw.text = re.sub(r"[，。、？！：；（）“”《》【】?!,;]", " ", rw.text)
+    # a change said in a thread (改成, 调到, 加到) reads as 是: one pass here rather than a longer
+    # pattern in every row (compiling the table is most of a Chinese command's start-up)
+    rw.text = re.sub(rf"(?<!微)(?:{CHANGE})", "是", rw.text)  # not 微调成都机房
     rw.squeeze()
     rw.run(ZH_PHRASES)
     for word in sorted(FILLER, key=len, reverse=True):
