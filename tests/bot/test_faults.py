@@ -181,7 +181,9 @@ def test_one_workspace_cannot_touch_anothers_state(bot: Bot, slack: SlackStub,
     listing = json.dumps(slack.wait_for("response_url", 3)[2].body)
     time.sleep(0.3)
     assert redis_server.command("HGETALL", f"gpusize:v1:conv:{TEAM}:C0CHAN:{ROOT}") == mine
-    assert len(slack.of("chat.postMessage")) == 1
+    # the answer, and the quote announced where it was typed; nothing from the other workspace
+    posts = [c.body for c in slack.of("chat.postMessage")]
+    assert len(posts) == 2 and "recorded a quote" in posts[1]["text"]
     assert "No quote" in refused and qid not in listing
     assert redis_server.command("HLEN", f"gpusize:v1:prices:{TEAM}") == 1
     assert all(":T0OTHER:" not in k for k in redis_server.command("KEYS", "gpusize:v1:conv:*"))

@@ -235,8 +235,15 @@ def test_a_direct_message_is_answered_as_in_a_channel(bot: Bot, slack: SlackStub
     bot.event({**dm("help", ts="1700000100.000004")}, event_id="EvDm4")
     helped = slack.wait_for("chat.postMessage", 3)[2].body
     assert helped["thread_ts"] == "1700000100.000004" and "/gpusize" in texts(helped["blocks"])
+    # a payload that leaves channel_type out: a D... channel is a DM all the same
+    bare = {k: v for k, v in dm("13B lora", ts="1700000100.000005").items()
+            if k != "channel_type"}
+    bot.event(bare, event_id="EvDm5")
+    fourth = slack.wait_for("chat.postMessage", 4)[3].body
+    assert fourth["thread_ts"] == "1700000100.000005"
+    assert fourth["blocks"][0]["text"]["text"].startswith("13B LoRA → ")
     time.sleep(0.3)
-    assert len(slack.of("chat.postMessage")) == 3
+    assert len(slack.of("chat.postMessage")) == 4
 
 
 def test_a_card_slack_rejects_is_posted_again_with_the_table_as_code(

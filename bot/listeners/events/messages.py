@@ -60,7 +60,9 @@ def job_of(body: dict[str, Any]) -> Job | None:
         if event.get("subtype") in IGNORED_SUBTYPES or event.get("bot_id"):
             return None
         if not payload["thread_ts"] or payload["thread_ts"] == payload["ts"]:
-            if event.get("channel_type") != "im":
+            # a DM: channel_type "im" (a D... channel when a payload leaves the type out)
+            if event.get("channel_type") != "im" and not (
+                    not event.get("channel_type") and payload["channel"].startswith("D")):
                 return None  # only replies in threads; top-level chatter is not for the bot
             # a direct message to the bot is asked of it, as a mention is in a channel
             kind = "app_mention"
