@@ -518,23 +518,31 @@ def member_backlog(flood: int = 150, answer_delay: str = "0.2") -> dict[str, Any
     holds every answer that long in its worker, the other member's too; "0": real answers."""
     with rig() as r:
         bot = r.bot(GPUSIZE_TEST_ANSWER_DELAY_S=answer_delay, THREAD_LIMIT_PER_HOUR="1000")
+        _answer_latency(bot, r.slack, "C0WARM", "U0OTHER")  # the worker warm: not measured
         alone = _answer_latency(bot, r.slack, "C0ALONE", "U0OTHER")
+        alone_acks = _help_acks(bot, "U0OTHER")
         channels = [f"C0FLOOD{n:03d}" for n in range(flood)]
         _send_all(bot, channels, text="7B inference", user=lambda _n: "U0FLOODER")
         during = _answer_latency(bot, r.slack, "C0DURING", "U0OTHER")
-        acks = []
-        for n in range(10):
-            start = time.perf_counter()
-            bot.command("help", channel=f"C0ACK{n}", user="U0OTHER")
-            acks.append(time.perf_counter() - start)
+        acks = _help_acks(bot, "U0OTHER")
         left = flood - sum(1 for c in channels if posted(r.slack)[c])
         wait_until(lambda: all(posted(r.slack)[c] for c in channels), timeout=300)
         settle(r.slack)
         return verdict(f"{flood}-job backlog ({answer_delay} s held) vs another", flood,
                        posted(r.slack), channels,
                        f"the other's answer {alone * 1000:.0f} ms alone, {during * 1000:.0f} ms "
-                       f"during (with {left} of the flood still waiting); their acks during: "
-                       f"max {max(acks) * 1000:.0f} ms")
+                       f"during (with {left} of the flood still waiting); their acks p50/max "
+                       f"{_percentiles(alone_acks, 50):.0f}/{max(alone_acks) * 1000:.0f} ms alone, "
+                       f"{_percentiles(acks, 50):.0f}/{max(acks) * 1000:.0f} ms during")
+
+
+def _help_acks(bot: Bot, user: str, count: int = 10) -> list[float]:
+    acks = []
+    for n in range(count):
+        start = time.perf_counter()
+        bot.command("help", channel=f"C0ACK{n}", user=user)
+        acks.append(time.perf_counter() - start)
+    return acks
 
 
 def chatter(messages: int = 100) -> dict[str, Any]:

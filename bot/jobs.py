@@ -213,6 +213,7 @@ class JobContext:
     memo: dict[str, str] = field(default_factory=dict)
     steps: int = 0
     durable: bool = True  # recorded in the stream (False: run here because Redis was gone)
+    owner: str = ""  # whose job it is ("team:user"): the answer workers take turns by it
     defer_s: float | None = None  # set: stop, and run the job again after this long
 
     @property
@@ -291,6 +292,12 @@ class Slot:
     key: str
     field: str
     cached: str | None
+
+
+def current_owner() -> str:
+    """Whose job is running in this task ("" outside a job)."""
+    ctx = CURRENT.get()
+    return ctx.owner if ctx is not None else ""
 
 
 def slot(what: str) -> Slot | None:
@@ -834,7 +841,7 @@ class Jobs:
             log.error("job %s: no handler for %r", job.id, job.kind)
             JOBS.labels("unknown").inc()
             return None
-        ctx = JobContext(self.redis, job.id, attempt, memo, durable=durable)
+        ctx = JobContext(self.redis, job.id, attempt, memo, durable=durable, owner=job.owner)
         token = CURRENT.set(ctx)
         try:
             await handler(job.payload)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import contextlib
 import ctypes
 import logging
@@ -30,6 +31,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge
 
+from bot import jobs
 from bot.settings import WorkerSettings
 from engine import hub, size
 from engine.i18n import language
@@ -45,6 +47,7 @@ POOL_REBUILDS = Counter("gpusize_worker_pool_rebuilds_total",
                         "answer-worker pools rebuilt after a worker died")
 POOL_UP = Gauge("gpusize_worker_pool_up", "1 while the answer workers answer")
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+GATE_OWNERS_KEPT = 10_000  # members remembered for the pool's turn order
 _executor: Executor | None = None
 _healthy = True  # the last job ran, or no job has failed for want of a pool
 
@@ -189,13 +192,66 @@ def _rebuild(broken: Executor) -> None:
     log.warning("an answer worker died; the worker pool was rebuilt")
 
 
+class FairGate:
+    """At most as many answers handed to the pool as it has workers; a free worker goes to the
+    waiting member served longest ago (the running job's owner), so one member's answers never
+    queue ahead of another's inside the pool: another member waits for the answer now running,
+    never for the first member's backlog."""
+
+    def __init__(self) -> None:
+        self.busy = 0
+        self.lanes: dict[str, collections.deque[asyncio.Future[None]]] = {}
+        self.served: dict[str, float] = {}  # owner -> when they last got a worker
+
+    def _grant(self, owner: str) -> None:
+        self.busy += 1
+        if len(self.served) > GATE_OWNERS_KEPT:
+            self.served.clear()  # bounded memory; order restarts fair
+        self.served[owner] = time.monotonic()
+
+    async def enter(self, owner: str, slots: int) -> None:
+        if self.busy < slots and not self.lanes:
+            self._grant(owner)
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.lanes.setdefault(owner, collections.deque()).append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.leave(slots)  # the turn came with the cancellation: pass it on
+            raise
+
+    def leave(self, slots: int) -> None:
+        self.busy -= 1
+        while self.busy < slots and self.lanes:
+            owner = min(self.lanes, key=lambda o: self.served.get(o, -1.0))
+            lane = self.lanes[owner]
+            turn = lane.popleft()
+            if not lane:
+                del self.lanes[owner]
+            if not turn.done():  # a cancelled waiter's turn goes to the next
+                self._grant(owner)
+                turn.set_result(None)
+
+
+_gate = FairGate()
+
+
+def _slots(executor: Executor) -> int:
+    return max(1, int(getattr(executor, "_max_workers", 1) or 1))
+
+
 async def run(fn: Any, *args: Any) -> Any:
-    """Run `fn` in a worker. If the pool is broken (a worker was killed), build a new one and
-    retry once; a second failure is raised (the job apologises)."""
+    """Run `fn` in a worker, in its turn (FairGate). If the pool is broken (a worker was
+    killed), build a new one and retry once; a second failure is raised (the job apologises)."""
     global _healthy
     loop = asyncio.get_running_loop()
+    owner = jobs.current_owner()
     for attempt in (1, 2):
         executor = start()
+        slots = _slots(executor)
+        await _gate.enter(owner, slots)
         try:
             result = await loop.run_in_executor(executor, fn, *args)
         except BrokenProcessPool:
@@ -205,6 +261,8 @@ async def run(fn: Any, *args: Any) -> Any:
                 POOL_UP.set(0)
                 raise
             continue
+        finally:
+            _gate.leave(slots)
         _healthy = True
         POOL_UP.set(1)
         return result
