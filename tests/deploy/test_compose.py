@@ -138,3 +138,14 @@ def test_digest_runner_is_opt_in(compose: dict[str, Any]) -> None:
     assert digest["restart"] == "no"
     assert digest["image"] == compose["services"]["bot"]["image"]
     assert env_file(digest) == env_file(compose["services"]["bot"])
+
+
+def test_the_image_is_chosen_in_one_place_never_a_fixed_tag(compose: dict[str, Any]) -> None:
+    """Issue 26: every build was tagged 0.1.0; a release is pinned by digest (deploy/release.sh)
+    through GPUSIZE_IMAGE, the local build is gpusize:local."""
+    images = {name: s["image"] for name, s in compose["services"].items() if "build" in s}
+    assert set(images.values()) == {"${GPUSIZE_IMAGE:-gpusize:local}"}, images
+    pinned = "registry.example.com/team/gpusize:0.1.0-gabc@sha256:" + "0" * 64
+    chosen = yaml.safe_load(interpolate(COMPOSE.read_text(encoding="utf-8"),
+                                        {"REDIS_PASSWORD": "x", "GPUSIZE_IMAGE": pinned}))
+    assert {chosen["services"][n]["image"] for n in images} == {pinned}
