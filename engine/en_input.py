@@ -11,7 +11,18 @@ from __future__ import annotations
 import re
 
 from engine import numbers
-from engine.phrases import CARD, SERVER_GPUS, Phrase, Rewrite, cards, distill, keyed, number, words
+from engine.phrases import (
+    CARD,
+    SERVER_GPUS,
+    Phrase,
+    Rewrite,
+    card_name,
+    cards,
+    distill,
+    keyed,
+    number,
+    words,
+)
 
 N = (rf"(?P<n>(?<![\d.,])\d+(?:,\d{{3}})*(?:\.\d+)?(?![\d,])|{numbers.EN_NUMBER_WORD})\s*"
      rf"(?P<u>{numbers.EN_SCALE}|[kmbt](?=\b|cny|usd|rmb|yuan))?")
@@ -57,6 +68,15 @@ def _servers(m: re.Match[str], _kept: list[str]) -> str | None:
     if servers is None or per is None:
         return None
     return cards(servers * per, m)
+
+
+def _one_card(m: re.Match[str]) -> str | None:
+    """"a single L20", "one L4": one card, its name as written (L4 is shorter than CARD's)."""
+    short = m.group("short")
+    if short:
+        name = card_name(short)
+        return None if name is None else f"gpus=1 gpu={name}"
+    return cards(1, m, known=True)
 
 
 DAYS_PER = {"day": 1, "week": 7, "month": 30}  # a month of 30 days
@@ -150,8 +170,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
            "8x h100"),
     keyed(r"\b" + N + r"\s*(?:x\s*)?(?:gpus|cards)\b", "gpus", number, "8 gpus"),
     # one card: "a single L20", "one H100", "with a 5090"
-    Phrase((r"\b(?:an?\s+)?(?:single|one)\s+" + CARD + r"(?:\s+(?:gpu|card))?\b"),
-           lambda m, _k: cards(1, m, known=True), "a single L20"),
+    Phrase((r"\b(?:an?\s+)?(?:single|one)\s+(?:" + CARD + r"|(?P<short>[a-z]\d{1,2}))(?:\s+(?:gpu|card))?\b"),
+           lambda m, _k: _one_card(m), "a single L20"),
     Phrase((r"\b(?:with|on|using|have|has|own)\s+an?\s+" + CARD + r"(?:\s+(?:gpu|card))?\b"),
            lambda m, _k: cards(1, m, known=True), "with a 5090"),
     Phrase((r"\b(?P<n>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s+" + CARD + r"(?:\s+(?:gpus?|cards?))?\b"),

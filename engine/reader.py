@@ -93,6 +93,7 @@ _CAPACITY = _Lazy(r"多少人|多少用户|多少并发|多少个用户|\bhow ma
                        r"\bhow much traffic\b")
 # words for fine-tuning that name no method: full fine-tuning unless LoRA or QLoRA is said
 GENERIC_FINE_TUNE = frozenset(("fine-tune", "finetune", "fine-tuning", "finetuning", "fine-tuned"))
+_TRAIN_WORDS = _Lazy(r"训练|\btrain(?:ing)?\b|\bfine[- ]?tun")
 _FULL_FT_WORDS = _Lazy(r"全参|全量|监督微调|\bfull\b|\bfft\b|\bsft\b|full[- ]fine")
 
 # English words that are not slots: a skipped word list stays short ("please", "can", ...)
@@ -258,7 +259,7 @@ def read(text: str, *, reply: bool = False) -> Reading:
         values.setdefault("asked_in", "zh")
     question = None if plain else _question(prose)
     if not reply:
-        _assume(values, question, notes, exact=set(exact))
+        _assume(values, question, notes, exact=set(exact), prose=prose)
     return Reading(values=values, read=tuple(read_line(values)), skipped=tuple(skipped),
                    question=question, notes=tuple(notes))
 
@@ -378,6 +379,8 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
     if bits and "quant" not in values:
         values["quant"] = _format_of_width(bits, values.get("method"))
     _conflicts(seen)
+    if len(seen.get("model", [])) == 1:
+        values["model"] = seen["model"][0]  # deepseek 671b: the named model, not its size
     if "model" not in values and not reply:
         _unknown_model(skipped, values)
     shown = [w if len(w) <= 24 else w[:23] + "…" for w in skipped
@@ -443,9 +446,8 @@ def _near_keywords(skipped: list[str]) -> list[str]:
 def _conflicts(seen: dict[str, list[Any]]) -> None:
     models = seen.get("model", [])
     named = [m for m in models if not SIZE_RE.match(str(m).lower())]
-    if named:  # "72B推理 qwen2.5-72b": a size the named model has repeats it
-        models[:] = [m for m in models if m in named or not any(
-            re.search(rf"(?<![\d.]){re.escape(str(m).lower())}", n) for n in named)]
+    if named:  # "72B推理 qwen2.5-72b", "deepseek 671b": a size the named model has repeats it
+        models[:] = [m for m in models if m in named or not any(_same_size(str(m), n) for n in named)]
     for key in ("model", "budget", "gpu", "gpus", "users", "context", "tokens", "days"):
         got = seen.get(key, [])
         if len(got) > 1:
@@ -454,6 +456,19 @@ def _conflicts(seen: dict[str, list[Any]]) -> None:
                               "(e.g. {key}={example}).").format(key=key, first=first, second=second,
                                                                 example=second),
                             token=f"{first} {second}", readings=(first, second))
+
+
+def _same_size(size: str, name: str) -> bool:
+    """Whether a bare size (72B) is the named model's own: in its name, or within 10% of its
+    parameters."""
+    if re.search(rf"(?<![\d.]){re.escape(size.lower())}", name):
+        return True
+    spec = catalog.find_model(name)
+    m = SIZE_RE.match(size.lower())
+    if spec is None or not m or m.group(1):
+        return False
+    billions = float(m.group(2)) / (1000 if m.group(3) == "m" else 1)
+    return abs(spec.params / 1e9 - billions) <= 0.1 * billions
 
 
 def _value_text(key: str, value: Any) -> str:
@@ -490,9 +505,13 @@ def _question(prose: str) -> str | None:
 
 
 def _assume(values: dict[str, Any], question: str | None, notes: list[str], *,
-            exact: set[str]) -> None:
+            exact: set[str], prose: str) -> None:
     """What a whole question leaves unsaid and the answer assumes, said in the notes (never
     over a key=value: context= stays context=)."""
+    if "method" not in values and _TRAIN_WORDS.search(prose):
+        values["method"] = "full-finetune"  # 训练 / train with no method named: the default
+        notes.append(_("“fine-tune” alone reads as full fine-tuning (the default); say LoRA or "
+                       "QLoRA for adapters."))
     if "method" not in values and (
             {"gpu", "gpus", "users", "requests", "ttft", "context"} & values.keys() or question):
         values["method"] = "inference"

@@ -294,7 +294,11 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # first token: 首token 2秒内, 首字延迟500毫秒
     Phrase((r"首\s*(?:个)?\s*(?:token|字|词元|包)\s*(?:时间|延迟|时延|响应)?" + SAY
             + r"(?:不超过|小于|低于|控制在)?\s*(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]{1,3})\s*"
-            r"(?P<t>秒|s|毫秒|ms)(?![a-z])\s*(?:内|以内|之内)?"), lambda m, _k: _ttft(m), "首token 2秒内"),
+            r"(?P<t>毫秒|秒|ms(?![a-z])|s(?![a-z]))\s*(?:内|以内|之内)?"),
+           lambda m, _k: _ttft(m), "首token 2秒内"),
+    # users said with who they are: 给200个员工用, 供50位同事使用
+    keyed(r"(?:给|供)\s*" + N + r"\s*(?:个|位|名)?\s*(?:员工|同事|人|用户|同学|客户|坐席)", "users", number,
+          "给200个员工用"),
     # users said with people: 50人同时用, 20个人同时使用
     keyed(N + r"\s*(?:个)?\s*(?:人|用户)\s*(?:同时|一起)\s*(?:用|使用|在线|访问|调用|请求)", "users", number,
           "50人同时用"),
@@ -302,7 +306,8 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     Phrase((r"(?:在|放在|部署在|位于)?\s*(?P<city>" + "|".join(CITIES) + r")\s*(?:的)?\s*"
             r"(?:机房|数据中心|idc|地区|节点|区域|本地)?"), lambda m, _k: _region(m), "成都机房"),
     # data: 数据量2亿, 语料500亿
-    keyed(r"(?:数据量|语料量?|数据集)" + SAY + N + r"(?![万亿千百十a-z0-9.]|\s*tokens?)", "tokens", number,
+    keyed(r"(?:数据量|语料量?|数据集)" + SAY + N + r"(?![万亿千百十a-z0-9.]|\s*(?:tokens?|条|个|份|篇|样本))",
+          "tokens", number,
           "数据量2亿"),
     # lengths, batch and users, each number bound to the word it touches first (below)
     *TIGHT_THEN_LOOSE,
@@ -349,7 +354,8 @@ ZH_PHRASES: tuple[Phrase, ...] = (
             + MONEY.replace("?P<", "?P<x").replace("(?(", "(?(x") + r"\s*(?:/|每)\s*(?:小时|h|卡时)"),
            lambda m, _k: re.sub(r"\s+", "", m.group(0))),
     # amounts that can only be money: 15万, 1.2亿, 5000元, $2万
-    _budget(MONEY, "15万", needs_unit=True),
+    _budget(MONEY + r"(?(cur)|(?!\s*(?:条|个|份|篇|次|人|位|名|张|块|台|样本|tokens?|字)))", "15万",
+            needs_unit=True),  # 1万条数据 is no money
     # only renting or only buying (mode=); 租还是买 asks for both and was read above as the question
     words(r"(?:按小时|按月)?(?:租用|租赁|租卡|租服务器|租机器|租(?!金)|上云|云上)", "mode=rent", "租用"),
     words(r"购置|购买|采购|自购|自建|买卡|买服务器|买", "mode=buy", "购置"),

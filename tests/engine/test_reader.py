@@ -173,6 +173,24 @@ ISSUE = [
 ]
 
 
+# questions as teams ask them beyond the issue's list
+ISSUE += [
+    ("deepseek 671b 推理要多少显存", {"model": "deepseek-r1", "method": "inference"}, None),
+    ("想在公司内部部署一个qwen3-30b-a3b给200个员工用，预算50万以内，买什么卡好",
+     {"model": "qwen3-30b-a3b", "method": "inference", "users": 200, "mode": "buy",
+      "budget": {"amount": 500000.0, "currency": "CNY"}}, None),
+    ("14B模型LoRA微调，数据量1万条，单卡4090要跑多久",
+     {"model": "14B", "method": "lora", "gpu": "rtx-4090", "gpus": 1}, None),
+    ("deploy gpt-oss-20b on a single L4 for 10 users",
+     {"model": "gpt-oss-20b", "method": "inference", "gpu": "l4", "gpus": 1, "users": 10}, None),
+    ("Can I run Llama 3.1 70B on two RTX 4090s?",
+     {"model": "llama-3.1-70b", "method": "inference", "gpu": "rtx-4090", "gpus": 2}, "fits"),
+    ("用H100训练70b需要多久", {"model": "70B", "method": "full-finetune", "gpu": "h100-sxm"}, None),
+    ("70B模型推理需要几张A100", {"model": "70B", "method": "inference", "gpu": "a100-80gb"},
+     "fewest"),
+]
+
+
 @pytest.mark.parametrize(("text", "want", "question"), ISSUE, ids=[t for t, *_ in ISSUE])
 def test_the_issue_list_reads_as_meant(text: str, want: dict[str, Any], question: str | None
                                        ) -> None:
