@@ -33,6 +33,7 @@ from engine.quant import weight_bytes
 from engine.recommend import rank_plans, stale_purchase_text
 from engine.request import Request
 from engine.schema import Alternative, Plan
+from engine.traffic import request_lengths
 
 SAME_CARD_LIMIT = 4  # ways to run on the asked cards shown before other cards
 LIMIT = 5
@@ -118,6 +119,12 @@ BUDGET_CHANGES: tuple[Recipe, ...] = (
            N_("half the weight memory")),
     Recipe(N_("with 4-bit AWQ weights"), {"quant": "awq"}, ("inference",),
            N_("some quality loss")),
+    Recipe(N_("with an fp8 KV cache"), {"kv": "fp8"}, ("inference",),
+           N_("half the KV memory; barely measurable quality loss")),
+    # the users asked at the longest context the budget still pays for (_budget_context)
+    Recipe(N_("with FP8 weights, an fp8 KV cache and a shorter context (context={context})"),
+           {"quant": "fp8", "kv": "fp8", "context": None}, ("inference",),
+           N_("prompts and replies together within {context} tokens")),
 )
 
 
@@ -241,7 +248,7 @@ def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
             context = _longest_context(spec, req, today=today, book=book)
             if context is None:
                 continue
-            update = {"context": context}
+            update = _cut_to(req, context)
             change, costs = (change.format(context=context),
                              _(costs).format(context=f"{context:,}"))
         variant = _variant(req, update)
@@ -266,13 +273,23 @@ def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
     return out
 
 
+def _cut_to(req: Request, context: int) -> dict[str, Any]:
+    """A shorter context keeps the request's split where it fits: a reasoning model's 32k
+    answer cut to 8k would otherwise leave a 1-token prompt (and a 0.0 s first token)."""
+    prompt, answer = request_lengths(req)
+    if prompt + answer <= context:
+        return {"context": context}
+    keep = min(prompt, context // 2)
+    return {"context": context, "prompt": keep, "output": context - keep}
+
+
 def _longest_context(spec: ModelSpec, req: Request, *, today: date,
                      book: PriceBook) -> int | None:
     """The longest power-of-two context below the one asked at which the same cards run the
     same users: the smallest cut that turns the "no" into a "yes"."""
     context = 1 << (max(req.context - 1, 1)).bit_length() - 1  # the power of two below
     while context >= SHORTEST_CONTEXT:
-        variant = _variant(req, {"context": context})
+        variant = _variant(req, _cut_to(req, context))
         plan = _top(spec, variant, today, book) if variant is not None else None
         if plan is not None and plan.verdict != "no":
             return context
@@ -290,17 +307,42 @@ def budget_search(spec: ModelSpec, req: Request, *, today: date, book: PriceBook
     for recipe in BUDGET_CHANGES:
         if req.method not in recipe.methods:
             continue
-        variant = _variant(req, recipe.update)
-        if variant is None:
-            continue
-        plans, _misses, _excluded = ranked_plans(spec, variant, today=today, book=book)
+        change = _(recipe.change)
+        if recipe.update.get("context", 0) is None:
+            searched = _budget_context(spec, req, recipe.update, today=today, book=book)
+            if searched is None:
+                continue
+            context, variant, plans = searched
+            change = change.format(context=context)
+        else:
+            variant = _variant(req, recipe.update)
+            if variant is None:
+                continue
+            plans, _misses, _excluded = ranked_plans(spec, variant, today=today, book=book)
         for plan in plans:
             if not usable(plan, variant) or (plan.gpu, plan.gpus) in seen:
                 continue
             seen.add((plan.gpu, plan.gpus))
-            found.append(plan.model_copy(update={"change": _(recipe.change),
+            found.append(plan.model_copy(update={"change": change,
                                                   "verdict": verdict_as_asked(plan, req)}))
     return rank_plans(found, req, spec)
+
+
+def _budget_context(spec: ModelSpec, req: Request, update: dict[str, Any], *, today: date,
+                    book: PriceBook) -> tuple[int, Request, list[Plan]] | None:
+    """The longest power-of-two context below the one asked at which `update` runs the users
+    asked within the budget, with that request and its plans; None when even the shortest
+    context a chat needs does not."""
+    context = 1 << (max(req.context - 1, 1)).bit_length() - 1  # the power of two below
+    while context >= SHORTEST_CONTEXT:
+        variant = _variant(req, {**update, **_cut_to(req, context)})
+        if variant is not None:
+            plans, _misses, _excluded = ranked_plans(spec, variant, today=today, book=book)
+            if any(usable(p, variant) and p.cost is not None and p.cost.within_budget
+                   for p in plans):
+                return context, variant, plans
+        context //= 2
+    return None
 
 
 def verdict_as_asked(plan: Plan, req: Request) -> str:

@@ -221,3 +221,33 @@ def test_the_answer_holds_what_a_buyer_relies_on(question: str, lang: str,
         assert service.users_held >= slots["users"], question
     if service.deadline_days is not None and service.days is not None:
         assert service.days <= service.deadline_days * 1.0001, question
+
+
+def test_a_serving_budget_is_searched_with_a_lighter_cache_and_a_shorter_context() -> None:
+    """预算5万 for 30 users of Qwen3-8B was 'over budget: 8 x 5090 D at 203k CNY', every user
+    held at the reasoning model's 36,864 tokens. Before 'over budget' the search tries an fp8
+    KV cache and, with FP8 weights, the longest context the budget still pays for; the prompt
+    and answer are cut with it (not a 1-token prompt and a 0.0 s first token)."""
+    with i18n.language("zh"):
+        ans = ask("预算5万以内，部署qwen3-8b给30人用")
+    top = ans.plans[0]
+    assert top.cost is not None and top.cost.within_budget, ans.recommendation[:200]
+    assert top.change and top.service is not None and top.service.meets
+    assert top.service.users_held is not None and top.service.users_held >= 30
+    context = top.service.context
+    assert context is not None and f"context={context}" in top.change
+    assert top.service.prompt is not None and 1024 <= top.service.prompt <= context // 2
+    assert not ans.recommendation.startswith("超出预算")
+    # one step longer is not within the budget with the same recipe
+    longer = ask(f"qwen3-8b inference users=30 budget=50k quant=fp8 kv=fp8 context={2 * context}")
+    assert not any(p.cost is not None and p.cost.within_budget and not p.change
+                   and p.service is not None and p.service.meets for p in longer.plans)
+
+
+def test_a_shorter_context_on_the_same_cards_keeps_a_real_prompt() -> None:
+    ans = ask("qwen3-32b inference gpu=4090 gpus=8 users=50")
+    shorter = [a.plan for a in ans.alternatives if "shorter context" in a.change]
+    assert shorter and shorter[0].service is not None
+    service = shorter[0].service
+    assert service.context is not None and service.prompt is not None
+    assert 1024 <= service.prompt <= service.context // 2 and service.ttft_s
