@@ -516,6 +516,10 @@ def _assume(values: dict[str, Any], question: str | None, notes: list[str], *,
             {"gpu", "gpus", "users", "requests", "ttft", "context"} & values.keys() or question):
         values["method"] = "inference"
         notes.append(_("No method named: read as inference (serving)."))
+    if question == "fewest" and values.get("gpu") and "gpus" in values and "gpus" not in exact:
+        # 我们有8张4090，最少几张能跑: the fewest of that card, not the count they have
+        notes.append(_("Asked for the fewest {card}: sized from one card up ({count} said)."
+                       ).format(card=values["gpu"], count=values.pop("gpus")))
     method = values.get("method")
     if (method and METHODS[method].training and "context" in values and "seq" not in values
             and "context" not in exact):

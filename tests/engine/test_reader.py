@@ -188,6 +188,8 @@ ISSUE += [
     ("用H100训练70b需要多久", {"model": "70B", "method": "full-finetune", "gpu": "h100-sxm"}, None),
     ("70B模型推理需要几张A100", {"model": "70B", "method": "inference", "gpu": "a100-80gb"},
      "fewest"),
+    ("我们有8张4090，最少几张能跑qwen3-32b推理",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090"}, "fewest"),
 ]
 
 
