@@ -2,7 +2,8 @@
 
 Goal (issue 20): at most 5 ms a sentence, tables compiled (a process reads its first sentence
 once, which compiles the phrase tables; that one is reported apart). Also reports the worst of
-1,000-character adversarial inputs (issue 26: linear, never seconds).
+1,000-character adversarial inputs and the red team's inputs of issue 26 item 1 (linear, never
+seconds).
 
 Run: .venv/bin/python bench/bench_reader.py [REPEATS]
 """
@@ -51,6 +52,13 @@ def run(repeats: int = 5) -> None:
     print(f"worst {MAX_INPUT_CHARS}-character repeated input: {worst[0] * 1000:.1f} ms "
           f"({worst[1]!r} repeated)")
     print(f"40 kB paste (cut to {MAX_INPUT_CHARS} first): {_cost('的' * 40_000) * 1000:.1f} ms")
+    # issue 26 item 1, as the red team ran it (before: the bot froze for the times given)
+    attacks = {"256-character /gpusize with 并发 and blanks (was 3.7 s)": ("13B lora " + "并发 " * 90)[:256],
+               "456 characters of the same (was 34 s)": ("13B lora " + "并发   " * 120)[:456],
+               "one 40 kB word (was 10-14 s)": "a" * 40_000,
+               "40 kB paste of a question (was 10-14 s)": ("qwen3-32b 推理 并发50 " * 3000)[:40_000]}
+    for name, text in attacks.items():
+        print(f"{name}: {min(_cost(text) for _ in range(repeats)) * 1000:.1f} ms")
 
 
 if __name__ == "__main__":
