@@ -1,6 +1,6 @@
-"""App Home's listeners: the tab published when it is opened, its controls (each runs a
-sub-command, recorded as a job before the ack), and the buttons that open the form (help's, the
-tab's and an error's "Run it" come through bot/listeners/actions/start.py)."""
+"""App Home's listeners: the tab published when it is opened, and its controls (each runs a
+sub-command, recorded as a job before the ack). Its "New sizing" is the form's button
+(bot/listeners/views/form.py `open_button`, shared with help and errors)."""
 
 from __future__ import annotations
 
