@@ -437,7 +437,8 @@ def _near_keywords(skipped: list[str]) -> list[str]:
         import difflib  # only for a skipped Chinese word
 
         hits = difflib.get_close_matches(word, list(zh_input.KEYWORDS), n=1, cutoff=0.5)
-        if hits and hits[0] != word and hits[0][0] == word[0]:  # 并法 -> 并发, not 几张 -> 张卡
+        if (hits and hits[0] != word and hits[0][0] == word[0]
+                and len(hits[0]) == len(word)):  # 并法 -> 并发; not 几张 -> 张卡, 服务 -> 服务化
             notes.append(_("Skipped {word}: did you mean {keyword}? For example: {example}.").format(
                 word=word, keyword=hits[0], example=zh_input.KEYWORDS[hits[0]]))
     return notes[:2]

@@ -257,10 +257,10 @@ ZH_PHRASES: tuple[Phrase, ...] = (
                     r"[一二两三四五六七八九十单双]{1,3})\s*(?:卡|张卡|张|块))?\s*(?:的)?\s*(?:" + CARD +
                     r")?\s*(?:服务器|机器|主机|整机)?"), _servers, "两台8卡H800"),
     Phrase((COUNT + r"\s*(?:张|块|个)\s*(?:显卡|卡|gpu)?\s*(?:" + CARD + r")?"),
-           lambda m, _k: cards(_count(m), m) if m.group("card") or re.search(
+           lambda m, _k: cards(_count(m), m, known=True) if m.group("card") or re.search(
                r"卡|gpu", m.group(0), re.I) else None, "4张4090"),
     Phrase((COUNT + r"\s*(?:卡|显卡|gpu)\s*(?:" + CARD + r")?"),
-           lambda m, _k: cards(_count(m), m), "8卡A800"),
+           lambda m, _k: cards(_count(m), m, known=True), "8卡A800"),
     Phrase((r"(?P<n>\d+)\s*[×x*]\s*" + CARD),
            lambda m, _k: cards(_count(m), m, known=True), "4×4090"),
     Phrase((CARD + r"\s*[×x*]\s*(?P<n>\d+)" + END),

@@ -188,6 +188,11 @@ ISSUE += [
     ("用H100训练70b需要多久", {"model": "70B", "method": "full-finetune", "gpu": "h100-sxm"}, None),
     ("70B模型推理需要几张A100", {"model": "70B", "method": "inference", "gpu": "a100-80gb"},
      "fewest"),
+    ("我们是一个20人的小团队，想本地部署DeepSeek-R1-Distill-Qwen-32B，有什么推荐配置",
+     {"model": "deepseek-r1-distill-qwen-32b", "method": "inference"}, None),
+    ("Qwen3-8B 部署在4张L20上，每天5万次请求，平均输入1k输出300，够吗",
+     {"model": "qwen3-8b", "method": "inference", "gpu": "l20", "gpus": 4, "requests": 50000,
+      "prompt": 1024, "output": 300}, "fits"),
     ("我们有8张4090，最少几张能跑qwen3-32b推理",
      {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090"}, "fewest"),
 ]
