@@ -202,6 +202,11 @@ def test_app_home_lists_recent_answers_language_and_team_quotes_with_controls(
     zh = slack.wait_for("views.publish", 4)[3].body["view"]
     check_view(zh)
     assert "中文" in texts(zh["blocks"]) and "New sizing" not in texts(zh["blocks"])
+    # the messages tab publishes nothing (a DM is the way to talk there)
+    bot.event({"type": "app_home_opened", "user": "U0ALICE", "channel": "D0HOME",
+               "tab": "messages"}, event_id="EvHomeMessages")
+    time.sleep(0.5)
+    assert len(slack.of("views.publish")) == 4
     # "New sizing" opens the form, asking where to post (no channel on the tab)
     home_press(bot, "", action_id="open_form")
     form = slack.wait_for("views.open")[0].body["view"]

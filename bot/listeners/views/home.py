@@ -20,7 +20,7 @@ PRESS_TTL_S = 600
 
 def opened(parts: Parts) -> Listener:
     async def on_home_opened(event: dict[str, Any], body: dict[str, Any]) -> None:
-        if event.get("tab") != "home":
+        if event.get("tab") == "messages":
             return  # the messages tab: a direct message is the way to talk there
         team, user = body.get("team_id", ""), event.get("user", "")
         set_language(await parts.languages.of(team, user))
