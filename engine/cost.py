@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from datetime import date
+from functools import lru_cache
 from typing import NamedTuple
 
 from engine.catalog import GPUS_PER_SERVER, GpuSpec
@@ -158,8 +159,31 @@ def _newest_cheapest(book: PriceBook, rows: list[Price], currency: str) -> Price
                key=lambda r: book.convert(r.mid, r.currency, currency))
 
 
+class _Same:
+    """A cache key that is its object, hashed and compared by identity: a PriceBook is frozen,
+    and pydantic's hash and equality walk every price in it. While the cache holds the key it
+    holds the book, so the id cannot be reused by another book."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: PriceBook) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
 def _price(book: PriceBook, item: str, kind: str, currency: str, market: str) -> Price | None:
     """The newest quote from the asker's market (the cheapest of that date), or None."""
+    return _price_in(_Same(book), item, kind, currency, market)
+
+
+@lru_cache(maxsize=4096)  # every plan of every card asks again for the same few rows
+def _price_in(same: _Same, item: str, kind: str, currency: str, market: str) -> Price | None:
+    book = same.obj
     return _newest_cheapest(book, [r for r in book.candidates(item, kind)
                                    if market_of(r.region) == market], currency)
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import date
 from functools import lru_cache, wraps
+from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 from engine import catalog, memory, speed
@@ -533,8 +534,8 @@ _MEMO: ContextVar[dict[tuple, Any] | None] = ContextVar("plan_memo", default=Non
 # Fields only the price reads (price_plan, obtainable, usable): the sharding and count a card
 # gets do not depend on them (tests/engine/test_plan_memo.py checks it).
 PAID_ONLY = frozenset({"budget", "mode"})
-_FIELDS = tuple(Request.model_fields)
-_PLANNED = tuple(i for i, name in enumerate(_FIELDS) if name not in PAID_ONLY)
+_every_field = itemgetter(*Request.model_fields)  # by name: __dict__'s order is not relied on
+_planned = itemgetter(*(name for name in Request.model_fields if name not in PAID_ONLY))
 
 
 @contextmanager
@@ -564,8 +565,8 @@ def _per_answer(*, paid: bool, copy: Callable[[Any], Any] = lambda got: got) -> 
             memo = _MEMO.get()
             if memo is None:
                 return fn(spec, req, *args, **kwargs)
-            values = tuple(req.__dict__.values())  # every field, in declaration order
-            key = (fn.__name__, id(spec), values if paid else tuple(values[i] for i in _PLANNED),
+            fields = req.__dict__
+            key = (fn.__name__, id(spec), _every_field(fields) if paid else _planned(fields),
                    tuple(kwargs), *(a if isinstance(a, _KEPT_AS_VALUES) else id(a)
                                     for a in (*args, *kwargs.values())))
             if key not in memo:

@@ -113,9 +113,12 @@ def _tier(plan: Plan, req: Request, single_runs: bool) -> tuple:
 
 def rank_key(plan: Plan, req: Request, *, single_runs: bool = False) -> tuple:
     """Lower is better (see the module's docstring)."""
-    cost, time = cost_metric(plan, req), time_metric(plan, req)
-    return (*_tier(plan, req, single_runs),
-            *((cost, time) if req.goal == "cost" else (time, cost)),
+    return _key(plan, req, _tier(plan, req, single_runs), cost_metric(plan, req),
+                time_metric(plan, req))
+
+
+def _key(plan: Plan, req: Request, tier: tuple, cost: float, time: float) -> tuple:
+    return (*tier, *((cost, time) if req.goal == "cost" else (time, cost)),
             plan.gpus * plan.memory.capacity,
             plan.gpu, plan.change)  # last: the same order whatever order the catalog lists
 
@@ -134,22 +137,27 @@ def rank_plans(plans: list[Plan], req: Request, spec: ModelSpec | None = None) -
     if spec is not None:
         plans = [with_published(p, spec) for p in plans]
     single = any(p.gpus == 1 and p.verdict != "no" for p in plans)
-    ordered = sorted(plans, key=lambda p: rank_key(p, req, single_runs=single))
+    # each plan's tier and metrics once: the near-cost grouping compares them pair by pair
+    tiers = [_tier(p, req, single) for p in plans]
+    costs = [cost_metric(p, req) for p in plans]
+    times = [time_metric(p, req) for p in plans]
+    ordered = sorted(range(len(plans)),
+                     key=lambda i: _key(plans[i], req, tiers[i], costs[i], times[i]))
     if req.goal != "cost":
-        return ordered
+        return [plans[i] for i in ordered]
     out: list[Plan] = []
     rest = ordered
     while rest:
         anchor = rest[0]
-        tier, cheapest = _tier(anchor, req, single), cost_metric(anchor, req)
-        near = [p for p in rest if _tier(p, req, single) == tier
-                and near_cost(cost_metric(p, req), cheapest)]
+        tier, cheapest = tiers[anchor], costs[anchor]
+        near = [i for i in rest if tiers[i] == tier and near_cost(costs[i], cheapest)]
         if not near:
             near = [anchor]
-        near.sort(key=lambda p: (servers(p), p.gpus, time_metric(p, req), cost_metric(p, req),
-                                 p.gpu, p.change))
-        out += near
-        rest = [p for p in rest if all(p is not q for q in near)]
+        near.sort(key=lambda i: (servers(plans[i]), plans[i].gpus, times[i], costs[i],
+                                 plans[i].gpu, plans[i].change))
+        out += [plans[i] for i in near]
+        taken = set(near)
+        rest = [i for i in rest if i not in taken]
     return out
 
 

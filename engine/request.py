@@ -11,6 +11,7 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping
 from functools import cache
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple, Union, get_args, get_origin
 
 import annotated_types
@@ -165,10 +166,10 @@ class Request(BaseModel):
     peak: float | None = Field(None, ge=1, le=100)  # busiest hour's traffic / the day's average
 
     def __hash__(self) -> int:
-        # requests key the planner's component cache: a few fields (equal requests agree on
-        # them) hash far faster than all thirty-four
-        return hash((self.model, self.method, self.gpu, self.gpus, self.seq, self.batch,
-                     self.quant, self.optimizer, self.context, self.users))
+        # requests key the planner's caches: every field's value, so the variants an answer
+        # searches (headroom=0, offload=, mode=buy, ...) do not collide and each look-up
+        # pays pydantic's slow __eq__ only for an equal request
+        return hash(_field_values(self.__dict__))
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Request:
@@ -286,6 +287,10 @@ class Request(BaseModel):
         if self.quant is not None:
             return self.quant
         return self.spec.default_quant or self.precision
+
+
+# every field's value by name (whatever order __dict__ was filled in): Request.__hash__
+_field_values = itemgetter(*Request.model_fields)
 
 
 @cache

@@ -72,3 +72,12 @@ def test_the_memo_ends_with_the_answer_and_nested_answers_join_it() -> None:
         assert plan._MEMO.get() is outer
     assert plan._MEMO.get() is None
     assert catalog.gpus()  # the catalog is untouched by any of it
+
+
+def test_equal_requests_hash_alike_and_searched_variants_apart() -> None:
+    req = parse("13B full-finetune budget=150k")
+    rebuilt = type(req)(**req.model_dump())  # validated, not constructed: the same request
+    assert rebuilt == req and hash(rebuilt) == hash(req)
+    variants = [req.model_copy(update=u) for u in ({"headroom": 0.0}, {"offload": "optimizer"},
+                                                   {"mode": "buy"}, {"fused_step": True})]
+    assert len({hash(v) for v in [req, *variants]}) == 5  # the planner's caches keep them apart
