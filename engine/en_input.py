@@ -168,6 +168,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
            _servers, "2 servers of 8 h800"),
     Phrase((r"\b(?P<n>\d+)\s*[x×*]\s*" + CARD), lambda m, _k: cards(_count(m), m, known=True),
            "8x h100"),
+    Phrase((r"\b" + CARD + r"\s*[x×*]\s*(?P<n>\d{1,3})\b"),
+           lambda m, _k: cards(_count(m), m, known=True), "RTX 5090 x2"),
     keyed(r"\b" + N + r"\s*(?:x\s*)?(?:gpus|cards)\b", "gpus", number, "8 gpus"),
     # one card: "a single L20", "one H100", "with a 5090"
     Phrase((r"\b(?:an?\s+)?(?:single|one)\s+(?:" + CARD + r"|(?P<short>[a-z]\d{1,2}))(?:\s+(?:gpu|card))?\b"),

@@ -193,6 +193,11 @@ ISSUE += [
     ("Qwen3-8B 部署在4张L20上，每天5万次请求，平均输入1k输出300，够吗",
      {"model": "qwen3-8b", "method": "inference", "gpu": "l20", "gpus": 4, "requests": 50000,
       "prompt": 1024, "output": 300}, "fits"),
+    ("RTX 5090 x2 for qwen3-30b-a3b inference, 50 users?",
+     {"model": "qwen3-30b-a3b", "method": "inference", "gpu": "rtx-5090", "gpus": 2, "users": 50},
+     None),
+    ("We have 16 H20s, what's the biggest model we can serve?",
+     {"model": "largest", "method": "inference", "gpu": "h20", "gpus": 16}, None),
     ("我们有8张4090，最少几张能跑qwen3-32b推理",
      {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090"}, "fewest"),
 ]
