@@ -138,6 +138,12 @@ def counted(count: int, noun: str) -> str:
     return plural(count, one, other)
 
 
+def seconds(value: float) -> str:
+    """Seconds with one decimal; a time under 0.05 s reads "<0.1", never "0.0", which a reader
+    takes for instant or for a bug."""
+    return "<0.1" if 0 < value < 0.05 else f"{value:.1f}"
+
+
 def money(amount: float | None, currency: str, lang: str | None = None) -> str:
     """150k CNY / 1.20M CNY in English; ¥15万 / ¥1.2亿 / $2万 in Chinese."""
     if amount is None:

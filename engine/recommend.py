@@ -32,7 +32,7 @@ from engine import catalog, i18n, memory, runs
 from engine.architecture import ModelSpec
 from engine.catalog import GPUS_PER_SERVER
 from engine.cost import ASSUMED_EPOCH_TOKENS, break_even_phrase, dedicated_phrase
-from engine.i18n import _, counted
+from engine.i18n import _, counted, seconds
 from engine.market import ACCESS_WORDS, STATUS_TEXT, WHERE_WORDS, market_word
 from engine.methods import method
 from engine.request import Request
@@ -198,8 +198,8 @@ def _fit_clause(plan: Plan) -> str:
 def speed_clause(plan: Plan, req: Request) -> str | None:
     sp, sv = plan.speed, plan.service
     if req.is_serving and sp.decode_tokens_per_s:
-        ttft = (_(", {ttft:.1f} s to the first token at {context} tokens").format(
-            ttft=sv.ttft_s, context=sv.prompt or req.context)
+        ttft = (_(", {ttft} s to the first token at {context} tokens").format(
+            ttft=seconds(sv.ttft_s), context=sv.prompt or req.context)
             if sv and sv.ttft_s is not None else "")
         held = (_("; its KV cache holds {held} at {context:,} tokens").format(
             held=counted(sv.users_held, "user"), context=sv.context or req.context)

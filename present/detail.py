@@ -6,7 +6,7 @@ in code blocks)."""
 from __future__ import annotations
 
 from engine.api_prices import MATCH_TEXT, unit_price
-from engine.i18n import N_, _, counted, money
+from engine.i18n import N_, _, counted, money, seconds
 from engine.schema import Answer, Capacity, Launch, Plan
 from present.labels import method_title
 
@@ -104,7 +104,7 @@ def capacity_lines(cap: Capacity | None) -> list[str]:
             speed = (_(", {per:.0f} tokens/s each").format(per=r.decode_per_user)
                      if r.decode_per_user else "")
             if r.users and r.ttft_s is not None:
-                speed += _(", first token in {ttft:.1f} s").format(ttft=r.ttft_s)
+                speed += _(", first token in {ttft} s").format(ttft=seconds(r.ttft_s))
             out.append("  • " + _("{context:>7,} tokens: {users}{speed}; one more: "
                                   "{why}").format(context=r.context, users=counted(r.users, "user"),
                                                   speed=speed, why=r.limit_text))

@@ -11,6 +11,7 @@ Chinese answer carries no English prose; the title names the method even when no
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -193,6 +194,7 @@ def test_the_answer_holds_what_a_buyer_relies_on(question: str, lang: str,
     assert not title.rstrip().endswith("—"), (question, title)  # the method, even with no plan
     if lang == "zh":
         assert english_runs(text) == [], question
+    assert not re.search(r"(?<![\d.])0\.0 (?:s|秒)\b", text), question  # "<0.1 s", never instant
     if slots.get("requests"):
         assert ans.traffic is not None and ans.traffic.users >= 1, question
     if not ans.plans:
@@ -251,3 +253,8 @@ def test_a_shorter_context_on_the_same_cards_keeps_a_real_prompt() -> None:
     service = shorter[0].service
     assert service.context is not None and service.prompt is not None
     assert 1024 <= service.prompt <= service.context // 2 and service.ttft_s
+
+
+def test_seconds_under_a_twentieth_read_as_under_a_tenth() -> None:
+    assert [i18n.seconds(v) for v in (0.0, 0.02, 0.049, 0.05, 1.04, 18.5)] == [
+        "0.0", "<0.1", "<0.1", "0.1", "1.0", "18.5"]
