@@ -24,7 +24,7 @@ Listener = Callable[..., Awaitable[None]]
 PRESS_TTL_S = 600
 
 
-def _who(body: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:
+def who(body: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:
     """(team, channel, user, the action) of a press."""
     team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
     channel = (body.get("channel") or {}).get("id") or ""
@@ -36,7 +36,7 @@ def run_it(parts: Parts) -> Listener:
     the error message it came from is replaced by what happens."""
     async def on_press(ack: Any, body: dict[str, Any], respond: Any) -> None:
         await ack()
-        team, channel, user, action = _who(body)
+        team, channel, user, action = who(body)
         text = clean_input(str(action.get("value") or "")).strip()
         set_language(await parts.languages.of(team, user, text))
         try:
@@ -65,7 +65,7 @@ def run_it(parts: Parts) -> Listener:
 def all_options(parts: Parts) -> Listener:
     async def on_press(ack: Any, body: dict[str, Any]) -> None:
         await ack()
-        team, _channel, user, _action = _who(body)
+        team, _channel, user, _action = who(body)
         set_language(await parts.languages.of(team, user))
         try:
             await parts.replies.open_view(body.get("trigger_id") or "",
@@ -79,16 +79,23 @@ def all_options(parts: Parts) -> Listener:
 def prices(parts: Parts) -> Listener:
     """Help's "Prices": the `price` sub-command, answered privately like the typed one."""
     async def on_press(ack: Any, body: dict[str, Any]) -> None:
-        team, channel, user, action = _who(body)
+        team, channel, user, _action = who(body)
         set_language(await parts.languages.of(team, user))
         job = Job(kind="subcommand", owner=f"{team}:{user}", payload={
             "command": {"team_id": team, "channel_id": channel, "user_id": user,
                         "response_url": body.get("response_url") or ""},
             "text": "price", "lang": current(), "quote_id": new_id("q")})
-        outcome = await parts.jobs.submit(job, dedupe=[(keys.action_seen(
-            team, user, action.get("action_ts", "")), PRESS_TTL_S)])
-        await ack()
-        if outcome is Submitted.UNRECORDED:
-            await parts.jobs.run_here(job)
+        await record_press(parts, ack, body, job)
 
     return on_press
+
+
+async def record_press(parts: Parts, ack: Any, body: dict[str, Any], job: Job) -> None:
+    """Record a press's job before the ack (its action_ts the dedupe key: people double-click);
+    without Redis, run it here."""
+    team, _channel, user, action = who(body)
+    outcome = await parts.jobs.submit(job, dedupe=[(keys.action_seen(
+        team, user, action.get("action_ts", "")), PRESS_TTL_S)])
+    await ack()
+    if outcome is Submitted.UNRECORDED:
+        await parts.jobs.run_here(job)

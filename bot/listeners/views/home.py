@@ -8,14 +8,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot import keys
-from bot.jobs import Handler, Job, Submitted
+from bot.jobs import Handler, Job
+from bot.listeners.actions import start
 from bot.parts import Parts
 from engine.i18n import set_language
 
 log = logging.getLogger(__name__)
 Listener = Callable[..., Awaitable[None]]
-PRESS_TTL_S = 600
 
 
 def opened(parts: Parts) -> Listener:
@@ -34,16 +33,10 @@ def opened(parts: Parts) -> Listener:
 
 def control(parts: Parts) -> Listener:
     async def on_control(ack: Any, body: dict[str, Any]) -> None:
-        action = (body.get("actions") or [{}])[0]
-        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id", "")
-        user = (body.get("user") or {}).get("id", "")
+        team, _channel, user, action = start.who(body)
         job = Job(kind="home", owner=f"{team}:{user}",
                   payload={"team": team, "user": user, "text": str(action.get("value") or "")})
-        outcome = await parts.jobs.submit(job, dedupe=[(keys.action_seen(
-            team, user, action.get("action_ts", "")), PRESS_TTL_S)])
-        await ack()
-        if outcome is Submitted.UNRECORDED:
-            await parts.jobs.run_here(job)
+        await start.record_press(parts, ack, body, job)
 
     return on_control
 
