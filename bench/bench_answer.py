@@ -21,15 +21,21 @@ QUERIES = (
     "deepseek-v3 inference quant=q4_k_m",
     "llama-3.1-405b pretrain",
 )
+# Answers that search past the plan as asked (issue 25 and the buyer's budget): purchases within a
+# budget, lighter recipes before "over budget", a box's capacity, the largest model a box runs.
+# Reported apart, so the median above stays comparable with earlier figures.
+SEARCHING = (
+    "70B full-finetune budget=2M",
+    "qwen2.5-72b inference users=100 context=32k budget=100k",
+    "qwen3-32b inference gpu=4090 gpus=8 users=50",
+    "largest lora gpu=4090 gpus=8",
+    "deepseek-v3 inference gpu=4090 gpus=8 requests=100k",
+)
 
 
-def run(repeats: int = 60) -> None:
-    for text in QUERIES:
-        engine.ask(text)  # first call loads the catalogs
-    print(f"{'query':<45} {'wall ms':>8} {'p90':>7} {'cpu ms':>7}  "
-          f"(median of {repeats}, component cache cold)")
+def _time(queries: tuple[str, ...], repeats: int) -> tuple[list[float], list[float]]:
     walls, cpus = [], []
-    for text in QUERIES:
+    for text in queries:
         wall, cpu = [], []
         for _ in range(repeats):
             plan._cached_components.cache_clear()
@@ -40,9 +46,22 @@ def run(repeats: int = 60) -> None:
         wall.sort()
         walls.append(statistics.median(wall))
         cpus.append(statistics.median(cpu))
-        print(f"{text:<45} {walls[-1]:>8.2f} {wall[int(len(wall) * 0.9)]:>7.2f} {cpus[-1]:>7.2f}")
+        print(f"{text:<56} {walls[-1]:>8.2f} {wall[int(len(wall) * 0.9)]:>7.2f} {cpus[-1]:>7.2f}")
+    return walls, cpus
+
+
+def run(repeats: int = 60) -> None:
+    for text in QUERIES + SEARCHING:
+        engine.ask(text)  # first call loads the catalogs
+    print(f"{'query':<56} {'wall ms':>8} {'p90':>7} {'cpu ms':>7}  "
+          f"(median of {repeats}, component cache cold)")
+    walls, cpus = _time(QUERIES, repeats)
     print(f"median over queries: wall {statistics.median(walls):.2f} ms, cpu "
           f"{statistics.median(cpus):.2f} ms (goal <= 3 ms)")
+    print("answers that search (budgets, boxes, the largest model):")
+    walls, cpus = _time(SEARCHING, max(repeats // 4, 5))
+    print(f"median over those: wall {statistics.median(walls):.2f} ms, cpu "
+          f"{statistics.median(cpus):.2f} ms")
 
 
 if __name__ == "__main__":

@@ -422,7 +422,9 @@ def alternatives(spec: ModelSpec, req: Request, *, today: date,
             plan = _top(spec, variant, today, book)
             if usable(plan, variant) and plan is not None:
                 out.append(Alternative.build(change=_describe(_(change), plan, base), plan=plan))
-    if req.gpu or req.gpus:  # another card or count
+                if len(out) >= LIMIT:
+                    break  # the list is full: later ones would be cut below
+    if (req.gpu or req.gpus) and len(out) < LIMIT:  # another card or count
         other = req.model_copy(update={"gpu": None, "gpus": None})
         plan = _top(spec, other, today, book)
         if usable(plan, other) and plan is not None:
