@@ -412,7 +412,9 @@ def alternatives(spec: ModelSpec, req: Request, *, today: date,
     out: list[Alternative] = []
     obtainable = base is None or base.access is None or base.access.can_buy or (
         base.access.can_rent)
-    if req.gpu and obtainable:  # a card the market cannot get: other cards only
+    # a card the market cannot get: other cards only, unless the team named how many it has
+    # (one H100 of its own still gets the shorter context that runs on it, unpriced)
+    if req.gpu and (obtainable or req.gpus):
         out += same_card(spec, req, base, today=today, book=book)
     if not out:
         for change, update in req.spec.variants:

@@ -258,3 +258,15 @@ def test_a_shorter_context_on_the_same_cards_keeps_a_real_prompt() -> None:
 def test_seconds_under_a_twentieth_read_as_under_a_tenth() -> None:
     assert [i18n.seconds(v) for v in (0.0, 0.02, 0.049, 0.05, 1.04, 18.5)] == [
         "0.0", "<0.1", "<0.1", "0.1", "1.0", "18.5"]
+
+
+def test_a_grey_card_the_team_counts_still_gets_its_own_recipes_unpriced() -> None:
+    """'gpt-oss-120b on one H100 for 20 users' in China got only '8 x 3090 instead': the H100
+    is grey there, so it is neither priced nor recommended, but a team that says how many it has
+    is asking about cards it holds, and the shorter context that runs on them is the answer."""
+    ans = ask("gpt-oss-120b inference gpu=h100 gpus=1 users=20")
+    assert ans.plans[0].access is not None and not ans.plans[0].access.can_buy
+    own = [a.plan for a in ans.alternatives if a.plan.gpu == "h100-sxm" and a.plan.gpus == 1]
+    assert own and own[0].verdict != "no"
+    assert own[0].cost is None or own[0].cost.mode is None  # sized, never priced
+    assert ans.alternatives[-1].plan.gpu != "h100-sxm"  # other cards still offered after
