@@ -415,9 +415,9 @@ def _near_method(skipped: list[str]) -> None:
     for the method."""
     import difflib  # only on this path
 
-    for word in skipped:
-        if not word.isascii() or len(word) < 4 or word.lower() in _QUIET:
-            continue
+    words = [w for w in dict.fromkeys(skipped) if w.isascii() and len(w) >= 4
+             and w.lower() not in _QUIET][:8]  # a paste is not spell-checked word by word
+    for word in words:
         hits = difflib.get_close_matches(word.lower(), list(METHOD_WORDS), n=1, cutoff=0.75)
         if hits:
             raise ParseError(_("unexpected word {word}: after MODEL give METHOD ({methods}) and "
