@@ -230,7 +230,8 @@ class Dialog:
             return None
 
     async def follow_up(self, *, team: str, channel: str, thread_ts: str, user: str,
-                        text: str | None = None, change: Draft | None = None) -> bool:
+                        text: str | None = None, change: Draft | None = None,
+                        named: bool = False) -> bool:
         """Apply a change to the thread's request and answer again. False: not our thread or
         nothing the bot understood (people talk in threads too). A `change` without `text` is
         a button press."""
@@ -256,6 +257,12 @@ class Dialog:
             if change is None:
                 if conv.stage is Stage.BUDGET and NO_BUDGET.search(text or ""):
                     await self._no_budget(conv, channel, user, text or "")
+                    return True
+                if named:  # the bot was named and nothing read: say how to change the answer
+                    await self.replies.private(channel, user, _(
+                        "I read nothing to change in that. Reply with what to change, for "
+                        "example: {examples}.").format(examples=_(slack.REPLY_EXAMPLES)),
+                        thread_ts)
                     return True
                 return False
         notes: list[str] = []

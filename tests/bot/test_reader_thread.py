@@ -9,7 +9,7 @@ import json
 import time
 
 from tests.bot.test_dialog import card_text, reply, start
-from tests.harness import Bot, RedisServer, SlackStub
+from tests.harness import BOT_USER, Bot, RedisServer, SlackStub
 
 KEY = "gpusize:v1:conv:T0TEAM:C0CHAN:{root}"
 
@@ -63,3 +63,15 @@ def test_chatter_is_not_read_and_a_negation_is_asked(bot: Bot, slack: SlackStub,
     asked = slack.wait_for("chat.postMessage", 2)[1].body
     assert asked["thread_ts"] == root and "rtx-4090" in json.dumps(asked, ensure_ascii=False)
     assert state(redis_server, root) == before
+
+
+def test_naming_the_bot_with_nothing_to_change_is_answered(bot: Bot, slack: SlackStub,
+                                                          redis_server: RedisServer) -> None:
+    root = start(bot, slack, redis_server, "qwen3-32b 推理 8张4090")
+    before = state(redis_server, root)
+    bot.event({"type": "app_mention", "channel": "C0CHAN", "user": "U0CAROL",
+               "text": f"<@{BOT_USER}> thanks!", "ts": "1700000300.1", "thread_ts": root},
+              event_id="EvM1")
+    told = slack.wait_for("chat.postEphemeral")[0].body
+    assert told["user"] == "U0CAROL" and "8k context" in json.dumps(told)
+    assert state(redis_server, root) == before and len(slack.of("chat.postMessage")) == 1

@@ -138,7 +138,7 @@ def run_mention(parts: Parts) -> Handler:
         try:
             if p["thread_ts"] and p["thread_ts"] != ts:
                 await parts.dialog.follow_up(team=p["team"], channel=channel, thread_ts=p["thread_ts"],
-                                       user=p["user"], text=clean_input(p["text"]))
+                                       user=p["user"], text=clean_input(p["text"]), named=True)
             elif not (verdict := await limits.allow(parts.store.redis, limit=parts.thread_limit,
                                                      team=p["team"], subject=p["user"])).allowed:
                 await parts.replies.private(channel, p["user"], _(TOO_MANY_THREADS).format(
