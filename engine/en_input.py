@@ -208,11 +208,12 @@ EN_PHRASES: tuple[Phrase, ...] = (
 )
 
 
-# words that carry nothing for the grammar in a command ("70B inference on two 8-gpu servers");
+# words that carry nothing for the grammar in a command ("70B inference on two 8-gpu servers"),
+# whole words only (not the a of not-a-model);
 # the last row, after every phrase that uses them
-FILLER = Phrase((r"\b(?:how\s+(?:much|many)\s+(?:gpu\s+)?(?:memory|vram|gpus|cards|servers)|"
+FILLER = Phrase((r"(?<![\w-])(?:how\s+(?:much|many)\s+(?:gpu\s+)?(?:memory|vram|gpus|cards|servers)|"
                  r"(?:gpu\s+)?memory|vram|with|on|and|a|an|the|for|using|use|please|we|i|need|want|of|"
-                 r"at|in|to|what|do|does|is|it|about|maybe|run|running)\b\??"), lambda m, _k: "")
+                 r"at|in|to|what|do|does|is|it|about|maybe|run|running)(?![\w-])\??"), lambda m, _k: "")
 
 
 def rewrite(rw: Rewrite) -> Rewrite:

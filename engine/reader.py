@@ -486,7 +486,7 @@ def _unknown_model(skipped: list[str], values: dict[str, Any]) -> None:
         if re.fullmatch(r"\d+(?:\.\d+)?(?!gb?\b|k\b|m\b|w\b|t\b|s\b|h\b|ms\b|x\b|bit\b)[a-z]{1,3}", word,
                         re.IGNORECASE):
             _parse_model(word)  # 13Q: a size mistyped, with the size it most likely meant
-        if (re.fullmatch(r"[A-Za-z][\w.\-]*\d[\w.\-]*", word) and not _bare_card(word)
+        if (re.fullmatch(r"[A-Za-z][\w.]*(?:\d|-[A-Za-z])[\w.\-]*", word) and not _bare_card(word)
                 and not re.fullmatch(r"[A-Za-z]?\d+(?:gb?|k|m|w|bit|x)?", word, re.I)):
             values["model"] = _parse_model(word)
             skipped.remove(word)

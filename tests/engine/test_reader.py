@@ -254,6 +254,14 @@ def test_two_readings_are_never_guessed(text: str) -> None:
     assert first != second and "\n" not in str(info.value)
 
 
+def test_an_unknown_hyphenated_name_is_named_not_split() -> None:
+    # filler words are whole words: the a of not-a-model is not "a", and the name is refused
+    with pytest.raises(ParseError, match="not-a-model"):
+        read("not-a-model pretrain gpu=h100 gpus=8 tokens=1T")
+    assert slots("qwen3-32b state-of-the-art inference") == {"model": "qwen3-32b",
+                                                             "method": "inference"}
+
+
 def test_negation_words_about_other_things_are_read() -> None:
     assert slots("13B lora 不要留余量")["headroom"] == 0
     assert slots("13B lora no checkpointing")["checkpointing"] == "none"
