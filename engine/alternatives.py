@@ -97,6 +97,10 @@ RECIPES: tuple[Recipe, ...] = (
     # the context is searched: the longest that runs (_longest_context), not a fixed one
     Recipe(N_("with a shorter context (context={context})"), {"context": None}, ("inference",),
            N_("prompts and replies together within {context} tokens")),
+    # when no single change is enough: the lightest weights and cache, then the longest context
+    Recipe(N_("with 4-bit AWQ weights, an fp8 KV cache and a shorter context (context={context})"),
+           {"quant": "awq", "kv": "fp8", "context": None}, ("inference",),
+           N_("prompts and replies together within {context} tokens; some quality loss")),
 )
 SHORTEST_CONTEXT = 2048  # below this a chat's prompt and answer no longer fit together
 
@@ -244,11 +248,12 @@ def same_card(spec: ModelSpec, req: Request, base: Plan | None, *, today: date,
          {**r.settings, "gpus": req.gpus or r.gpus}, "", r) for r in published]
     tries += [(_(r.change), r.update, r.costs, None) for r in RECIPES if req.method in r.methods]
     for change, update, costs, run in tries:
-        if update == {"context": None}:
-            context = _longest_context(spec, req, today=today, book=book)
+        if update.get("context", 0) is None:
+            rest = {k: v for k, v in update.items() if k != "context"}
+            context = _longest_context(spec, req, rest, today=today, book=book)
             if context is None:
                 continue
-            update = _cut_to(req, context)
+            update = {**rest, **_cut_to(req, context)}
             change, costs = (change.format(context=context),
                              _(costs).format(context=f"{context:,}"))
         variant = _variant(req, update)
@@ -283,13 +288,14 @@ def _cut_to(req: Request, context: int) -> dict[str, Any]:
     return {"context": context, "prompt": keep, "output": context - keep}
 
 
-def _longest_context(spec: ModelSpec, req: Request, *, today: date,
+def _longest_context(spec: ModelSpec, req: Request, update: dict[str, Any], *, today: date,
                      book: PriceBook) -> int | None:
     """The longest power-of-two context below the one asked at which the same cards run the
-    same users: the smallest cut that turns the "no" into a "yes"."""
+    same users (with `update`'s other changes): the smallest cut that turns the "no" into a
+    "yes"."""
     context = 1 << (max(req.context - 1, 1)).bit_length() - 1  # the power of two below
     while context >= SHORTEST_CONTEXT:
-        variant = _variant(req, _cut_to(req, context))
+        variant = _variant(req, {**update, **_cut_to(req, context)})
         plan = _top(spec, variant, today, book) if variant is not None else None
         if plan is not None and plan.verdict != "no":
             return context

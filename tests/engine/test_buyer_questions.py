@@ -270,3 +270,18 @@ def test_a_grey_card_the_team_counts_still_gets_its_own_recipes_unpriced() -> No
     assert own and own[0].verdict != "no"
     assert own[0].cost is None or own[0].cost.mode is None  # sized, never priced
     assert ans.alternatives[-1].plan.gpu != "h100-sxm"  # other cards still offered after
+
+
+def test_when_no_single_change_runs_on_the_teams_cards_the_changes_combine() -> None:
+    """'怎么部署qwen3-32b 两张4090 给10个人用' offered only 8 x 3090: neither 4-bit weights, an
+    fp8 cache nor a shorter context alone fits 10 users on two 24 GB cards, but together they
+    do, at the longest context that holds them, and one step longer does not."""
+    ans = ask("qwen3-32b inference gpu=4090 gpus=2 users=10")
+    assert ans.plans[0].verdict == "no"
+    own = [a.plan for a in ans.alternatives if (a.plan.gpu, a.plan.gpus) == ("rtx-4090", 2)]
+    assert own and own[0].verdict != "no" and own[0].service is not None
+    context = own[0].service.context
+    assert context is not None and f"context={context}" in own[0].change
+    longer = ask(f"qwen3-32b inference gpu=4090 gpus=2 users=10 quant=awq kv=fp8 "
+                 f"context={2 * context}")
+    assert longer.plans[0].verdict == "no"
