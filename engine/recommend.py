@@ -136,6 +136,8 @@ def rank_plans(plans: list[Plan], req: Request, spec: ModelSpec | None = None) -
     """Plans best first (the module's docstring)."""
     if spec is not None:
         plans = [with_published(p, spec) for p in plans]
+    if len(plans) < 2:  # one card's single count, mostly (best_option): nothing to order
+        return list(plans)
     single = any(p.gpus == 1 and p.verdict != "no" for p in plans)
     # each plan's tier and metrics once: the near-cost grouping compares them pair by pair
     tiers = [_tier(p, req, single) for p in plans]
