@@ -122,17 +122,27 @@ redis.call('SADD', KEYS[4], ARGV[4])
 return 'waiting'
 """
 
-# KEYS[5] the job's memo, KEYS[6] its done-marker. ARGV[1] the group, ARGV[2] the entry id,
+# KEYS[5] the job's memo, KEYS[6] its done-marker, KEYS[7] its lease. ARGV[1] the group, ARGV[2] the entry id,
 # ARGV[3] share, ARGV[4] the member, ARGV[5] the done-marker's TTL ('' for an entry dropped
 # unrun). Acknowledged, removed, memo dropped, done-marker set, the member's next job let in.
 FINISH = PROMOTE + """
 local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('SREM', KEYS[2], ARGV[2])
-redis.call('DEL', KEYS[5])
+redis.call('DEL', KEYS[5], KEYS[7])
 promote(tonumber(ARGV[3]), ARGV[4])
 if ARGV[5] ~= '' then redis.pcall('SET', KEYS[6], '1', 'EX', ARGV[5]) end
 return acked
+"""
+
+# KEYS[1] a job's lease. ARGV[1] this process, ARGV[2] its life (ms). 1: this process runs the
+# job (taken, or still its own, for another life); 0: another live process is running it (a
+# claim taken while its heartbeat lagged). Full (OOM): run without one.
+LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.pcall('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 """
 
 # ARGV[1] share, ARGV[2] the member: entries gone from the stream without FINISH (dead-lettered
@@ -417,6 +427,8 @@ class Jobs:
         self._submit = redis.register_script(SUBMIT)
         self._finish_script = redis.register_script(FINISH)
         self._repair = redis.register_script(REPAIR)
+        self._lease = redis.register_script(LEASE)
+        self._running_entries: dict[str, Entry] = {}  # stream id -> the entry its task runs
         self._queued: dict[str, collections.deque[Entry]] = {}
         self._turns: collections.deque[str] = collections.deque()  # owners with queued jobs
         self._running: dict[str, asyncio.Task[None]] = {}  # stream id -> task
@@ -753,10 +765,12 @@ class Jobs:
         self._running_by[entry.job.owner] += 1
         task = asyncio.create_task(self._run(entry), name=f"job-{entry.stream_id}")
         self._running[entry.stream_id] = task
+        self._running_entries[entry.stream_id] = entry
         JOBS_IN_FLIGHT.set(len(self._running))
 
         def done(_task: asyncio.Task[None]) -> None:
             self._running.pop(entry.stream_id, None)
+            self._running_entries.pop(entry.stream_id, None)
             self._running_by[entry.job.owner] -= 1
             if self._running_by[entry.job.owner] <= 0:
                 del self._running_by[entry.job.owner]
@@ -774,6 +788,8 @@ class Jobs:
             try:
                 async with self.redis.pipeline(transaction=False) as pipe:
                     pipe.exists(keys.job_done(job.id))
+                    await self._lease(keys=[keys.job_lease(job.id)],
+                                      args=[self.name, self._lease_ms()], client=pipe)
                     if entry.claimed:
                         pipe.hincrby(keys.job_memo(job.id), "_attempts", 1)
                         pipe.expire(keys.job_memo(job.id), MEMO_TTL_S)
@@ -783,6 +799,9 @@ class Jobs:
                 if not self._stopping:  # a stale connection after a restart, or Redis gone
                     self._defer(entry, 0.5)
                 return  # else left pending: taken over once Redis answers
+            if not got[1]:
+                self._leased_elsewhere(entry)
+                return
             if got[0]:
                 JOBS.labels("replayed_done").inc()
                 log.info("job %s already done: its replayed entry %s is dropped", job.id,
@@ -790,8 +809,10 @@ class Jobs:
                 await self._finish(entry, done=False)
                 return
             entry.memo = got[-1]
-            entry.attempt = 1 + int(got[1]) if entry.claimed else 1
+            entry.attempt = 1 + int(got[2]) if entry.claimed else 1
             JOB_WAIT_SECONDS.observe(max(0.0, time.time() - job.queued_at))
+        elif not await self._still_leased(entry):  # a deferred job's second run
+            return
         if entry.attempt > MAX_ATTEMPTS or entry.deferrals > MAX_DEFERRALS:
             JOBS.labels("given_up").inc()
             log.error("job %s (%s) given up after %d attempts, %d deferrals", entry.stream_id,
@@ -812,6 +833,28 @@ class Jobs:
         if defer_s is None:
             await self._finish(entry)
         # stopping with a deferred job: left pending for whoever runs next
+
+    def _lease_ms(self) -> int:
+        return max(1000, int(self.claim_idle_s * 1000))
+
+    def _leased_elsewhere(self, entry: Entry) -> None:
+        """Another live process is running this job (it took a claim while this one's heartbeat
+        lagged): left to it; its XACK removes the entry, and if it dies the entry is taken over
+        again once the lease lapses."""
+        JOBS.labels("leased_elsewhere").inc()
+        log.info("job %s is running elsewhere: not run here", entry.stream_id)
+
+    async def _still_leased(self, entry: Entry) -> bool:
+        try:
+            held = await self._lease(keys=[keys.job_lease(entry.job.id)],
+                                     args=[self.name, self._lease_ms()])
+        except (RedisError, OSError):
+            if not self._stopping:
+                self._defer(entry, 0.5)
+            return False
+        if not held:
+            self._leased_elsewhere(entry)
+        return bool(held)
 
     def _defer(self, entry: Entry, seconds: float) -> None:
         """Run `entry` again after `seconds` (backing off), holding no job slot meanwhile."""
@@ -866,7 +909,7 @@ class Jobs:
             try:
                 await self._finish_script(
                     keys=[*self._member_keys(owner), keys.job_memo(entry.job.id),
-                          keys.job_done(entry.job.id)],
+                          keys.job_done(entry.job.id), keys.job_lease(entry.job.id)],
                     args=[keys.JOBS_GROUP, entry.stream_id, self.share, owner,
                           str(DONE_TTL_S) if done else ""])
                 return
@@ -889,15 +932,21 @@ class Jobs:
                 await pipe.execute()
 
     async def _heartbeat_forever(self) -> None:
-        """Keep the claims on every job this process holds fresh, so nobody takes them over."""
+        """Keep the claims on every job this process holds fresh, so nobody takes them over, and
+        the leases of those it runs."""
         while True:
             await asyncio.sleep(max(0.2, self.claim_idle_s / 3))
             held = list(self._running) if self._stopping else self._held_ids()
             if not held:
                 continue
+            leased = [*self._running_entries.values(), *self._deferred.values()]
             try:
-                await self.redis.xclaim(self.stream, keys.JOBS_GROUP, self.name, 0, held,
-                                        justid=True)
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    pipe.xclaim(self.stream, keys.JOBS_GROUP, self.name, 0, held, justid=True)
+                    for entry in leased:  # and the leases of the jobs it runs
+                        await self._lease(keys=[keys.job_lease(entry.job.id)],
+                                          args=[self.name, self._lease_ms()], client=pipe)
+                    await pipe.execute()
             except (RedisError, OSError) as err:
                 log.warning("job heartbeat failed (%s)", type(err).__name__)
 

@@ -163,6 +163,12 @@ def jobs_dead() -> str:
     return f"{PREFIX}:jobsdead"
 
 
+def job_lease(job_id: str) -> str:
+    """Which live process is running a job (its consumer name), for one claim period at a time,
+    refreshed by its heartbeat: a second process never runs the same job at once."""
+    return f"{PREFIX}:joblease:{job_id}"
+
+
 def job_done(job_id: str) -> str:
     """Set when a job is done (with its XACK): a replay of its stream entry is not run again."""
     return f"{PREFIX}:jobdone:{job_id}"

@@ -6,10 +6,15 @@ finished job's stream entry replayed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
 
+from redis.asyncio import Redis
+
+from bot import keys
+from bot.jobs import Entry, Job, Jobs
 from tests.bot.test_jobs import answers_by_channel, settle, wait_until
 from tests.harness import TEAM, RedisServer, SlackStub
 
@@ -92,3 +97,44 @@ def test_a_replayed_finished_entry_is_not_run_again(make_bot: Any, slack: SlackS
     wait_until(lambda: redis_server.command("XLEN", STREAM) == 0)
     settle(slack)
     assert answers_by_channel(slack)["C0REPLAYED"] == 1
+
+
+def test_a_job_taken_over_from_a_live_process_is_not_run_twice(redis_url: str) -> None:
+    """A claim taken while the running process's heartbeat lagged (a stalled loop, a Redis
+    restart longer than the claim period): the job's lease keeps the second from running it."""
+    async def run() -> tuple[int, int]:
+        redis = Redis.from_url(redis_url, decode_responses=True)
+        first, second = Jobs(redis, claim_idle_s=5), Jobs(redis, claim_idle_s=5)
+        runs: list[str] = []
+        release = asyncio.Event()
+
+        async def handler(_payload: dict[str, Any]) -> None:
+            runs.append("ran")
+            await release.wait()
+
+        first.handle("k", handler)
+        second.handle("k", handler)
+        await first.submit(Job(kind="k", payload={}, owner="T:U"))
+        await first.start()
+        while not runs:
+            await asyncio.sleep(0.01)
+        _next, taken, *_ = await redis.xautoclaim(STREAM, keys.JOBS_GROUP, second.name,
+                                                  min_idle_time=0, start_id="0-0")
+        stream_id, fields = taken[0]
+        taken_over = asyncio.create_task(second._run(Entry(stream_id, Job.decode(fields["job"]),
+                                                           claimed=True)))
+        await asyncio.sleep(0.5)
+        ran_while_running = len(runs)
+        release.set()
+        await taken_over
+        for _wait in range(200):
+            if not await redis.xlen(STREAM):
+                break
+            await asyncio.sleep(0.02)
+        left = await redis.xlen(STREAM)
+        await first.stop(grace_s=1)
+        await redis.aclose()
+        return ran_while_running, left
+
+    ran, left = asyncio.run(run())
+    assert ran == 1 and left == 0  # run once, by its first process, and finished
