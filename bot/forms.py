@@ -22,10 +22,13 @@ from engine.errors import UserError
 from engine.i18n import _
 from engine.methods import METHOD_WORDS, METHODS
 from engine.parse import ParseError
-from engine.request import Draft
+from engine.request import Draft, Request
 from present import slack, views
 from present.labels import MARKETS, method_title
 
+# a rent budget is per month in the form and over the request's horizon in the grammar: the
+# request's default (engine.request.Request.months)
+HORIZON_MONTHS = int(Request.model_fields["months"].default)
 CLAUSES = re.compile(r"[,;，。；！？!?\n]+")  # where a message's clauses end
 # the state's action ids, per block id (present.views.form_view)
 ACTIONS = {block: f"form_{block}" for block in views.FORM_KEYS}
@@ -87,7 +90,7 @@ def _read(text: str) -> Draft | None:
 def prefill_of(draft: Draft) -> tuple[dict[str, Any], str]:
     """A read Draft as the form's starting values, and the grammar's words for what the form
     has no input for (kept with the form and sent with its submission)."""
-    inputs = set(views.FORM_KEYS.values()) | {"months"}
+    inputs = set(views.FORM_KEYS.values())  # months= travels in the extra words
     extra = {k: v for k, v in draft.values.items() if k not in inputs and k != "asked_in"}
     return dict(draft.values), slack.command_text(extra)
 
@@ -144,9 +147,9 @@ def read(view: dict[str, Any], *, user: str) -> tuple[str, str]:
     way = _value(state, "way")
     if budget:
         figure = _amount(budget)
-        months = 36
         if way == "rent":  # the form asks per month; the grammar's budget is the whole horizon
-            figure *= months
+            said = re.search(r"(?<!\S)months=(\d+)(?!\S)", str(meta.get("extra") or ""))
+            figure *= int(said.group(1)) if said else HORIZON_MONTHS
         words.append(f"budget={figure:.2f}".rstrip("0").rstrip("."))
         if way:
             words.append(f"mode={way}")

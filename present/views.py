@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.i18n import N_, _
+from engine.request import Request
 from present import blockkit
 from present.actions import Action, Detail, View
 
@@ -158,7 +159,7 @@ def form_view(*, methods: list[tuple[str, str]], gpus: list[tuple[str, str]],
     way = given.get("mode") if given.get("mode") in ("buy", "rent") else None
     amount = None
     if budget is not None:
-        months = int(given.get("months") or 36)
+        months = int(given.get("months") or Request.model_fields["months"].default)
         figure = float(budget.get("amount") or 0)
         # the form asks for rent per month; a thread keeps the whole horizon's money
         amount = figure / months if way == "rent" else figure

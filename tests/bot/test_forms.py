@@ -101,3 +101,17 @@ def test_a_message_is_read_by_the_sentence_reader_and_two_readings_are_said() ->
     check_view(view)
     assert "⚠ " + notes[0] in view["blocks"][0]["elements"][0]["text"]
     assert not forms.read_message("lunch at noon?")[0]
+
+
+def test_a_rent_budget_per_month_is_held_over_the_horizon_the_message_gave() -> None:
+    draft, _notes = forms.read_message("llama-3.1-8b lora budget=48k mode=rent months=24")
+    prefill, extra = forms.prefill_of(draft)
+    assert "months=24" in extra
+    view = forms.form(channel="C1", prefill=prefill, extra=extra)
+    blocks = {b.get("block_id"): b for b in view["blocks"]}
+    assert blocks["budget"]["element"]["initial_value"] == "2000"  # 48k over 24 months
+    submitted = {**view, "state": {"values": state(model="llama-3.1-8b", method="lora",
+                                                   budget="2000", way="rent")}}
+    text, _channel = forms.read(submitted, user="U1")
+    values = parse_fields(text).values
+    assert values["budget"]["amount"] == 48_000 and values["months"] == 24
