@@ -554,6 +554,9 @@ def over_budget(plans: list[Plan], req: Request) -> str:
     return text
 
 
+ONE_CARD_TIER_B = 80  # the guides' "< 10 users: one card (4-bit for 70B)" speaks of <= 70B
+
+
 def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     """The seeds' advice where it applies to this request (DOMAIN.md), saying where the
     recommendation departs from it and why."""
@@ -583,14 +586,17 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     if top and top.gpus > 8:
         out.append(_("multi-server: NVMe of at least 2 TB per server and RoCE or InfiniBand "
                      "between servers, or the GPUs wait (buying guides)"))
-    if req.is_serving:
-        if req.users < 10:
+    # the guides' rules by concurrent users apply when the users were said (users=, or the
+    # traffic's), and their "one card" only up to the 70B tier they speak of: under a
+    # 16-card DeepSeek plan, "one card is enough" contradicts the answer
+    if req.is_serving and ("users" in req.model_fields_set or req.requests is not None):
+        if req.users < 10 and billions <= ONE_CARD_TIER_B:
             out.append(_("< 10 concurrent users (buying guide): one card, or a 4-bit AWQ/GPTQ model "
                          "on one card for 70B"))
-        elif req.users <= 50:
+        elif 10 <= req.users <= 50:
             out.append(_("10-50 concurrent users (buying guide): several cards load-balanced, vLLM "
                          "continuous batching"))
-        else:
+        elif req.users > 50:
             out.append(_("> 50 concurrent users (buying guide): H20/H200-class cards with "
                          "TensorRT-LLM, or a public-cloud API"))
     if top and top.cost and top.cost.job.hours is not None and top.cost.job.hours < 730:

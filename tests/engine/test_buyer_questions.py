@@ -285,3 +285,15 @@ def test_when_no_single_change_runs_on_the_teams_cards_the_changes_combine() -> 
     longer = ask(f"qwen3-32b inference gpu=4090 gpus=2 users=10 quant=awq kv=fp8 "
                  f"context={2 * context}")
     assert longer.plans[0].verdict == "no"
+
+
+def test_the_guides_user_rules_only_where_they_apply() -> None:
+    """'< 10 concurrent users: one card' sat under a 16-card Kimi-K2 plan for a question that
+    named no users: the guides' rules by users apply when users were said, and 'one card' only
+    up to the 70B tier the guide speaks of."""
+    def said(text: str) -> list[str]:
+        return [a for a in ask(text).advice if "concurrent users (buying guide)" in a]
+
+    assert said("kimi-k2 inference budget=5m") == []
+    assert said("deepseek-r1 inference users=5") == []
+    assert said("70B inference users=5") and said("qwen3-32b inference users=30")
