@@ -313,6 +313,8 @@ def budget_search(spec: ModelSpec, req: Request, *, today: date, book: PriceBook
     for recipe in BUDGET_CHANGES:
         if req.method not in recipe.methods:
             continue
+        if "days" in recipe.update and req.tokens is None:
+            continue  # no tokens=, no deadline to relax: its plans would be those as asked
         change = _(recipe.change)
         if recipe.update.get("context", 0) is None:
             searched = _budget_context(spec, req, recipe.update, today=today, book=book)

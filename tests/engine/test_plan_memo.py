@@ -81,3 +81,13 @@ def test_equal_requests_hash_alike_and_searched_variants_apart() -> None:
     variants = [req.model_copy(update=u) for u in ({"headroom": 0.0}, {"offload": "optimizer"},
                                                    {"mode": "buy"}, {"fused_step": True})]
     assert len({hash(v) for v in [req, *variants]}) == 5  # the planner's caches keep them apart
+
+
+@pytest.mark.parametrize("query", ["13B full-finetune budget=150k mode=buy", "llama-3.1-8b lora"])
+def test_without_tokens_days_changes_no_plan(query: str) -> None:
+    # why budget_search skips "fewer cards and a longer run" when tokens= is not given
+    spec, req = _spec_and_request(query)
+    longer = req.model_copy(update={"days": 3650.0})
+    assert req.tokens is None
+    assert plan.ranked_plans(spec, longer, today=TODAY, book=BOOK) == plan.ranked_plans(
+        spec, req, today=TODAY, book=BOOK)
