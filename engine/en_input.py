@@ -203,6 +203,16 @@ EN_PHRASES: tuple[Phrase, ...] = (
     Phrase((r"\bin\s+(?P<c>usd|cny|rmb|dollars|yuan)\b"),
            lambda m, _k: f"currency={CURRENCIES[m.group('c').lower()].upper()}", "in usd"),
     words(r"\b(?:rent\s+(?:or|vs\.?|versus)\s+buy|buy\s+(?:or|vs\.?|versus)\s+rent)\b", ""),
+    # self-hosting against an API: the answer's API comparison, not a purchase
+    words(r"\bself[- ]?host(?:ed|ing)?\s+(?:or|vs\.?|versus)\s+(?:an?\s+|the\s+)?api\b|"
+          r"\bapi\s+(?:or|vs\.?|versus)\s+self[- ]?host(?:ed|ing)?\b", "", "self-host or API"),
+    # where the cards are bought or rented (market=)
+    words(r"\b(?:in|inside|within)\s+(?:mainland\s+)?(?:china|the\s+prc)\b", "market=china", "in China"),
+    words(r"\b(?:in\s+the\s+(?:us|usa|states|eu|west)|in\s+(?:the\s+)?(?:us|usa|europe|america)|"
+          r"overseas|abroad|outside\s+(?:of\s+)?china)\b", "market=global", "in the US"),
+    # the question itself (read from the prose as fewest / capacity): nothing to skip
+    words(r"\b(?:at\s+(?:the\s+)?minimum|minimum)\b|\bhow\s+many\s+(?:concurrent\s+)?(?:users|people)\b",
+          "", "at minimum"),
     words(r"\b(?:rent(?:ing|ed)?|rental|lease|leasing)\b", "mode=rent", "rent"),
     words(r"\b(?:buy(?:ing)?|purchas(?:e|ing)|on[- ]prem(?:ises)?)\b", "mode=buy", "buy"),
 )

@@ -25,7 +25,7 @@ from engine.keys import (
     parse_option,
     validation_problem,
 )
-from engine.reader import read, summary
+from engine.reader import check_model_asked, read, summary
 from engine.request import Draft, Request
 
 __all__ = ["BITS", "IMPLAUSIBLE_BUDGET", "KEYS", "KEY_ALIASES", "MODES", "SIZE_RE",
@@ -40,6 +40,8 @@ def parse_fields(text: str, *, require_model: bool = True) -> Draft:
     reading = read(text)
     values = reading.values
     box = values.get("gpu") and values.get("gpus")
+    if require_model:
+        check_model_asked(reading)
     if require_model and "model" not in values and reading.skipped and not box:
         raise ParseError(_("missing MODEL: start with a size like 13B, a name like llama-3.1-8b, "
                            "or a Hugging Face repo id ({read}).").format(

@@ -42,7 +42,7 @@ from engine.keys import (
     parse_option,
 )
 from engine.methods import METHOD_WORDS, METHODS, SERVING_QUANTS
-from engine.phrases import Rewrite, _compiled, card_name, has_cjk
+from engine.phrases import CARD, Rewrite, _compiled, card_name, has_cjk
 from engine.request import LARGEST_WORDS
 
 
@@ -182,10 +182,38 @@ def _joined(text: str, at: int) -> bool:
     return c in "-_/" and 0 < at < len(text) - 1 and _word_char(text[at + 1]) and _word_char(text[at - 1])
 
 
-def find_models(text: str) -> list[tuple[int, int, str]]:
+@cache
+def _card_keys() -> tuple[dict[str, str], tuple[str, ...], int]:
+    """The GPU catalog's names and aliases compacted, as `_model_keys` does for models: key ->
+    the shortest of the card's own names that the phrase tables read back as that card (so
+    `one RTX PRO 6000` becomes `one pro6000`, which the count rows then read)."""
+    card_re = _compiled(r"(?:" + CARD + r")")
+    index: dict[str, str] = {}
+    for spec in catalog.gpus().values():
+        names = [spec.name, spec.display, *spec.aliases]
+        written = sorted((n for n in names if n.isascii() and card_re.fullmatch(n.lower())
+                          and card_name(n) == spec.name), key=len)
+        if not written:
+            continue
+        for name in names:
+            key = _compact(name)
+            if len(key) >= 3:
+                index.setdefault(key, written[0].lower())
+    return index, tuple(sorted(index)), max(map(len, index))
+
+
+def find_cards(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) for each card named in words apart (RTX PRO 6000, RTX 6000 Ada, H100
+    PCIe): a card written as one word is left to the phrase tables, which read its count."""
+    return [(start, end, name) for start, end, name in find_models(text, _card_keys())
+            if " " in text[start:end].strip()]
+
+
+def find_models(text: str, keys_index: tuple[dict[str, str], tuple[str, ...], int] | None = None
+                ) -> list[tuple[int, int, str]]:
     """(start, end, model) for each catalog model named in `text`, longest match first at each
     word start; at most the longest key's length is looked at from each start (linear)."""
-    index, keys, longest = _model_keys()
+    index, keys, longest = keys_index or _model_keys()
     low = text.lower()
     found: list[tuple[int, int, str]] = []
     i, n = 0, len(low)
@@ -247,6 +275,8 @@ def read(text: str, *, reply: bool = False) -> Reading:
     rw.run(zh_input.ZH_MODEL_ROWS + en_input.EN_MODEL_ROWS)
     for start, end, model in reversed(find_models(rw.text)):
         rw.text = rw.text[:start] + rw.keep(f"model={model}") + rw.text[end:]
+    for start, end, card in reversed(find_cards(rw.text)):
+        rw.text = f"{rw.text[:start]} {card} {rw.text[end:]}"
     if not plain:
         # a line in the grammar's own words skips the tables: no table compiled, start-up fast
         zh_input.rewrite(rw)
@@ -262,6 +292,19 @@ def read(text: str, *, reply: bool = False) -> Reading:
         _assume(values, question, notes, exact=set(exact), prose=prose)
     return Reading(values=values, read=tuple(read_line(values)), skipped=tuple(skipped),
                    question=question, notes=tuple(notes))
+
+
+def check_model_asked(reading: Reading) -> None:
+    """How many users cards serve depends wholly on the model: a capacity question with no
+    model named is a ParseError asking for one, never answered for the largest model assumed."""
+    values = reading.values
+    if reading.question != "capacity" or "model" in values:
+        return
+    cards = (f"{values['gpus']}x{values['gpu']}" if values.get("gpu") and values.get("gpus")
+             else str(values.get("gpu") or ""))
+    raise ParseError(_("missing MODEL: how many users the cards serve depends on the model; name "
+                       "it, e.g. {example}.").format(example=" ".join(("qwen3-32b", cards)).strip()),
+                     token="")
 
 
 def has_slot(text: str) -> bool:
@@ -378,6 +421,7 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
         _near_method(skipped)
     if bits and "quant" not in values:
         values["quant"] = _format_of_width(bits, values.get("method"))
+    _size_as_card(seen, values)
     _conflicts(seen)
     if len(seen.get("model", [])) == 1:
         values["model"] = seen["model"][0]  # deepseek 671b: the named model, not its size
@@ -457,6 +501,20 @@ def _conflicts(seen: dict[str, list[Any]]) -> None:
                               "(e.g. {key}={example}).").format(key=key, first=first, second=second,
                                                                 example=second),
                             token=f"{first} {second}", readings=(first, second))
+
+
+def _size_as_card(seen: dict[str, list[Any]], values: dict[str, Any]) -> None:
+    """用910B部署qwen3-32b: beside a named model, a bare size that is also a card's name (910B,
+    the Ascend 910B) is the card, not a second model; with no model named it stays a size."""
+    models = seen.get("model", [])
+    named = [m for m in models if not SIZE_RE.match(str(m).lower())]
+    cards = [m for m in models if m not in named and card_name(str(m))]
+    if not named or len(cards) != 1 or seen.get("gpu"):
+        return
+    models.remove(cards[0])
+    values["gpu"] = card_name(str(cards[0]))
+    seen["gpu"] = [values["gpu"]]
+    values["model"] = named[0]
 
 
 def _same_size(size: str, name: str) -> bool:

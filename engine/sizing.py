@@ -22,7 +22,7 @@ from engine.launch import launch_for
 from engine.parse import build_request
 from engine.plan import DEFAULT_SERVING_FORMATS, FORMAT_WORDS, one_answer, ranked_plans, usable
 from engine.prices import PriceBook, price_book
-from engine.reader import read
+from engine.reader import check_model_asked, read
 from engine.request import LARGEST_MODEL, Draft, Request
 from engine.resolve import HubLookup, UnknownModel, resolve_model
 from engine.schema import Alternative, Answer, MarketInfo, ModelFit, ModelInfo, Plan, Query
@@ -41,6 +41,7 @@ def ask(text: str, *, hub: HubLookup | None = None, book: PriceBook | None = Non
     `--json` document); otherwise only the recommended one does, which is all any surface
     shows, and the rest would cost about half again the answer's time."""
     reading = read(text)
+    check_model_asked(reading)
     query = Query.build(text=text, read=list(reading.read), skipped=list(reading.skipped),
                         question=reading.question, notes=list(reading.notes))
     return size(build_request(Draft(reading.values)), hub=hub, book=book, today=today,

@@ -218,10 +218,13 @@ QUESTIONS = (  # what every answer says: the question itself reads as nothing
     r"(?:训练|要|需要)?\s*多少\s*[kmbt]?\s*(?:个)?\s*tokens?", r"多少钱|什么价|价格多少|成本多少|花多少",
     r"什么配置|啥配置|怎么配|如何配置|怎么选|选什么|选哪个|哪张卡|哪种卡|什么卡|什么显卡",
     r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起来吗|可以吗|行吗|可行吗|行不行|能不能|能否|"
-    r"放得下吗?|装得下吗?|撑得住吗?|扛得住吗?|跑不跑得动|能服务多少(?:人|用户|并发)?|能支持多少(?:人|用户|并发)?|"
+    r"放得下吗?|装得下吗?|撑得住吗?|扛得住吗?|跑不跑得动|(?:能|可以)?(?:服务|支持|撑|扛|承受|承载|带)(?:得住)?(?:多少|几个)(?:人|用户|并发|路)?|"
     r"最少|至少|最多能|几张|几块|多少张|多少块|几台|多少台",
     r"要多久|多长时间|需要多久|多快|速度如何|速度怎么样",
-    r"租(?:用|卡)?还是(?:买|购置|购买)(?:划算|合适|好)?|(?:买|购置|购买)还是租(?:用)?(?:划算|合适|好)?",
+    r"租(?:用|卡)?还是(?:买|购置|购买)(?:卡)?(?:划算|合适|好)?|(?:买|购置|购买)(?:卡)?还是租(?:用|卡)?(?:划算|合适|好)?",
+    # self-hosting against an API: the answer's API comparison, not a purchase (自建 alone is buying)
+    r"(?:自建|自己部署|私有化部署|本地部署)\s*还是\s*(?:调用?|用|接)?\s*api|(?:调用?|用)?\s*api\s*还是\s*(?:自建|自己部署|私有化部署|本地部署)",
+    r"从头(?:开始)?(?=\s*预训练)",  # 从头预训练: 预训练 says it (从头训练 alone is pretraining)
     r"求推荐|推荐一下|帮我算一下|帮忙算一下|帮我算|算一下|估算一下|估一下|请问|想问一下|问一下",
 )
 FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器", "选型", "方案", "模型", "显存",
@@ -302,6 +305,12 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # users said with people: 50人同时用, 20个人同时使用
     keyed(N + r"\s*(?:个)?\s*(?:人|用户)\s*(?:同时|一起)\s*(?:用|使用|在线|访问|调用|请求)", "users", number,
           "50人同时用"),
+    # where the cards are bought or rented (market=): 在国内, 海外
+    words(r"(?:在|于)?\s*(?:国内|中国大陆|大陆|中国境内|境内)", "market=china", "在国内"),
+    words(r"(?:在)?\s*(?:海外|国外|境外|美国)", "market=global", "海外"),
+    # the largest model a box runs: 最大能跑什么模型, 最大能微调多大的模型 (the method word stays)
+    words(r"最大(?=.{0,12}?(?:什么|多大|哪个|哪些)\s*(?:的)?\s*模型)", "largest", "最大能跑什么模型"),
+    words(r"(?:能|可以)?(?:什么|多大|哪个|哪些)\s*(?:的)?\s*模型", ""),
     # where the cards stand: 成都机房, 在成都
     Phrase((r"(?:在|放在|部署在|位于)?\s*(?P<city>" + "|".join(CITIES) + r")\s*(?:的)?\s*"
             r"(?:机房|数据中心|idc|地区|节点|区域|本地)?"), lambda m, _k: _region(m), "成都机房"),
@@ -314,6 +323,10 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # training tokens: 1T tokens, 训练100B token, 1万亿token
     keyed(r"(?:训练|数据量?|语料|数据集)?\s*(?:有|是|为|约|共)?\s*" + N + r"\s*(?:个|的)?\s*tokens?",
           "tokens", number, "1T tokens"),
+    # users said as people alone when serving (10人, 100个人): not a team's size (20人的小团队,
+    # 10人团队), not 人民币
+    keyed(N + r"\s*(?:个)?\s*人(?![民工数力])(?!\s*(?:的|小?团|小?组|公司|规模))", "users", number,
+          "10人"),
     # hours of use
     keyed(r"(?:每天|一天|每日)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
           "hours", _hours_a_day, "每天8小时"),

@@ -202,6 +202,91 @@ ISSUE += [
      {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090"}, "fewest"),
 ]
 
+# a buyer-style sweep's misreadings (issue 20, second pass)
+ISSUE += [
+    # a bare size that is also a card, beside a named model, is the card
+    ("用910B部署qwen3-32b，100人并发，需要几张卡",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "ascend-910b", "users": 100}, "fewest"),
+    ("qwen3-8b lora on 910b, 4 cards",
+     {"model": "qwen3-8b", "method": "lora", "gpu": "ascend-910b", "gpus": 4}, None),
+    # N人 alone is users when serving; a team's size is not
+    ("qwen3-30b-a3b 推理 一张4090 上下文32k 10人",
+     {"model": "qwen3-30b-a3b", "method": "inference", "gpu": "rtx-4090", "gpus": 1,
+      "context": 32768, "users": 10}, None),
+    ("qwen3-32b 部署 30个人用 一张H20", {"model": "qwen3-32b", "method": "inference",
+                                    "gpu": "h20", "gpus": 1, "users": 30}, None),
+    ("我们10人团队部署qwen3-8b", {"model": "qwen3-8b", "method": "inference"}, None),
+    # the largest model the cards run, with the method asked
+    ("我们有8张4090，最大能跑什么模型推理",
+     {"model": "largest", "method": "inference", "gpu": "rtx-4090", "gpus": 8}, "fits"),
+    ("我们有8张4090，最大能微调多大的模型",
+     {"model": "largest", "method": "full-finetune", "gpu": "rtx-4090", "gpus": 8}, None),
+    ("4张A800最大可以LoRA微调哪个模型",
+     {"model": "largest", "method": "lora", "gpu": "a800", "gpus": 4}, None),
+    ("what is the largest model I can fine-tune with LoRA on 8x4090?",
+     {"model": "largest", "method": "lora", "gpu": "rtx-4090", "gpus": 8}, None),
+    # "fine-tune X with/using an adapter method" is that method
+    ("fine-tune qwen3-8b with QLoRA", {"model": "qwen3-8b", "method": "qlora"}, None),
+    ("fine-tune llama 3.1 8b using LoRA on one L40S",
+     {"model": "llama-3.1-8b", "method": "lora", "gpu": "l40s", "gpus": 1}, None),
+    ("微调qwen3-8b，用LoRA", {"model": "qwen3-8b", "method": "lora"}, None),
+    # multi-word card names, found loosely, with one / a single / 一张 counts
+    ("is one RTX PRO 6000 enough to serve qwen3-32b to 20 people?",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-pro-6000", "gpus": 1,
+      "users": 20}, "fits"),
+    ("serve qwen3-32b on a single RTX 6000 Ada",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-6000-ada", "gpus": 1}, None),
+    ("qwen3-32b on 2 x H100 PCIe", {"model": "qwen3-32b", "method": "inference",
+                                    "gpu": "h100-pcie", "gpus": 2}, None),
+    ("qwen3-32b 推理 一张RTX PRO 6000 Blackwell",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-pro-6000", "gpus": 1}, None),
+    ("qwen3-32b 推理 两张 rtx 4090 48gb",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090-48gb", "gpus": 2}, None),
+    # the market
+    ("serve qwen3-32b in China", {"model": "qwen3-32b", "method": "inference",
+                                  "market": "china"}, None),
+    ("在国内部署qwen3-32b", {"model": "qwen3-32b", "method": "inference", "market": "china"}, None),
+    ("serve qwen3-32b in the US", {"model": "qwen3-32b", "method": "inference",
+                                   "market": "global"}, None),
+    ("海外部署qwen3-32b", {"model": "qwen3-32b", "method": "inference", "market": "global"}, None),
+    # buy or rent asks for both; self-hosting or an API is the API comparison, not buying
+    ("qwen3-32b 推理 买卡还是租卡", {"model": "qwen3-32b", "method": "inference"}, None),
+    ("qwen3-32b inference, buy or rent?", {"model": "qwen3-32b", "method": "inference"}, None),
+    ("qwen3-32b inference rent or buy", {"model": "qwen3-32b", "method": "inference"}, None),
+    ("qwen3-32b 推理 自建还是调API", {"model": "qwen3-32b", "method": "inference"}, None),
+    ("qwen3-32b inference, self-host or API?", {"model": "qwen3-32b", "method": "inference"},
+     None),
+    # the question asked
+    ("serve qwen3-32b to 50 users, how many GPUs at minimum?",
+     {"model": "qwen3-32b", "method": "inference", "users": 50}, "fewest"),
+    ("qwen3-32b 推理 50人 最少要几张", {"model": "qwen3-32b", "method": "inference", "users": 50},
+     "fewest"),
+    ("qwen3-32b 8张4090能撑多少并发",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090", "gpus": 8}, "capacity"),
+    ("qwen3-32b on 8x4090, how many users at 32k context?",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090", "gpus": 8,
+      "context": 32768}, "capacity"),
+    ("qwen3-32b 8张4090能服务多少人",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090", "gpus": 8}, "capacity"),
+    # 从头 before 预训练 says nothing more
+    ("从头预训练一个1B模型", {"model": "1B", "method": "pretrain"}, None),
+]
+
+
+@pytest.mark.parametrize("text", ["从头预训练一个1B模型", "is one RTX PRO 6000 enough to serve qwen3-32b?",
+                                  "qwen3-32b 自建还是调API", "serve qwen3-32b in China, rent or buy?"])
+def test_the_sweep_skips_no_word(text: str) -> None:
+    assert read(text).skipped == ()
+
+
+@pytest.mark.parametrize("text", ["我们有8张4090能服务多少人", "how many users can 8x4090 serve?"])
+def test_a_capacity_question_without_a_model_asks_for_it(text: str) -> None:
+    with pytest.raises(ParseError, match="MODEL") as err:
+        parse(text)
+    assert "qwen3-32b 8xrtx-4090" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(ParseError, match="MODEL"):
+        engine.ask(text)
+
 
 @pytest.mark.parametrize(("text", "want", "question"), ISSUE, ids=[t for t, *_ in ISSUE])
 def test_the_issue_list_reads_as_meant(text: str, want: dict[str, Any], question: str | None
