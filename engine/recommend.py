@@ -615,9 +615,14 @@ def trial(plan: Plan, req: Request) -> Trial | None:
     """Seeds' step 5: rent the top plan's cards for one real epoch, measure, then decide."""
     if not req.is_training or not plan.speed.train_tokens_per_s:
         return None
+    rate = plan.cost.rent.per_gpu_hour if plan.cost else None
+    # pre-training's tokens= is the whole run, not an epoch: "rent it for one epoch before
+    # buying" would be the run itself (293 h for 7B on 100B tokens); and a card this market
+    # does not rent cannot be tried that way
+    if req.spec.pretraining or rate is None:
+        return None
     tokens = req.tokens or DEFAULT_EPOCH_TOKENS
     hours = tokens / plan.speed.train_tokens_per_s / 3600
-    rate = plan.cost.rent.per_gpu_hour if plan.cost else None
     currency = plan.cost.currency if plan.cost else req.answer_currency
     rent = rate * plan.gpus * hours if rate is not None else None
     epoch = ("tokens=" if req.tokens else _("an assumed {millions:.0f}M-token epoch").format(

@@ -297,3 +297,14 @@ def test_the_guides_user_rules_only_where_they_apply() -> None:
     assert said("kimi-k2 inference budget=5m") == []
     assert said("deepseek-r1 inference users=5") == []
     assert said("70B inference users=5") and said("qwen3-32b inference users=30")
+
+
+def test_a_trial_run_is_offered_only_where_it_is_one() -> None:
+    """'7B 预训练 100B tokens 两周内' said 'before buying, rent 8 x H800 for one epoch: 293.8 h,
+    n/a': the epoch of a pre-training run is the run, and the card had no rent price."""
+    assert ask("7B pretrain tokens=100B days=14").trial is None
+    tried = ask("qwen2.5-1.5b lora tokens=20M").trial
+    assert tried is not None and tried.rent is not None
+    for question in ("7B lora", "70B full-finetune budget=2m", "8B qlora gpu=4090 gpus=1"):
+        trial = ask(question).trial
+        assert trial is None or trial.rent is not None, question
