@@ -8,6 +8,13 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
+from bot.intake import Intake
+from bot.words import failure_text
+from engine.i18n import language
+from engine.parse import ParseError
+from engine.phrases import has_cjk
 from tests.bot.test_dialog import card_text, reply, start
 from tests.harness import BOT_USER, Bot, RedisServer, SlackStub
 
@@ -75,3 +82,14 @@ def test_naming_the_bot_with_nothing_to_change_is_answered(bot: Bot, slack: Slac
     told = slack.wait_for("chat.postEphemeral")[0].body
     assert told["user"] == "U0CAROL" and "8k context" in json.dumps(told)
     assert state(redis_server, root) == before and len(slack.of("chat.postMessage")) == 1
+
+
+def test_a_capacity_question_without_a_model_is_asked_for_it() -> None:
+    """我们有8张4090能服务多少人: the bot asks which model (the engine's one line, in the asker's
+    language) rather than answering for the largest model it could assume."""
+    with language("zh"), pytest.raises(ParseError) as asked:
+        Intake(redis=None).check("我们有8张4090能服务多少人")  # type: ignore[arg-type]
+    told = failure_text(asked.value)
+    assert has_cjk(told) and "qwen3-32b 8xrtx-4090" in told
+    named = Intake(redis=None).check("qwen3-32b 我们有8张4090能服务多少人")  # type: ignore[arg-type]
+    assert named.model == "qwen3-32b"
