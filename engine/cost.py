@@ -36,10 +36,10 @@ from __future__ import annotations
 import math
 from datetime import date
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from engine.catalog import GPUS_PER_SERVER, GpuSpec
-from engine.i18n import N_, _, counted, money
+from engine.i18n import N_, _, counted, current, money
 from engine.market import CHINA_REGIONS, Access, market_word
 from engine.prices import Price, PriceBook
 from engine.request import Request
@@ -160,13 +160,13 @@ def _newest_cheapest(book: PriceBook, rows: list[Price], currency: str) -> Price
 
 
 class _Same:
-    """A cache key that is its object, hashed and compared by identity: a PriceBook is frozen,
-    and pydantic's hash and equality walk every price in it. While the cache holds the key it
-    holds the book, so the id cannot be reused by another book."""
+    """A cache key that is its object, hashed and compared by identity: a PriceBook or a card is
+    frozen, and pydantic's hash and equality walk every field. While the cache holds the key it
+    holds the object, so the id cannot be reused by another."""
 
     __slots__ = ("obj",)
 
-    def __init__(self, obj: PriceBook) -> None:
+    def __init__(self, obj: Any) -> None:
         self.obj = obj
 
     def __hash__(self) -> int:
@@ -343,6 +343,16 @@ def _rent_note(offer: RentOffer, gpu: GpuSpec, gpus: int, inputs: CostInputs) ->
 
 
 def plan_cost(book: PriceBook, gpu: GpuSpec, gpus: int, inputs: CostInputs) -> PlanCost:
+    """What `gpus` cards cost to buy, power and rent. Worked out once per book, card, count,
+    inputs and language (its notes are translated): an answer's searches price the same few
+    boxes over and over (each recipe, context and user count probed)."""
+    return _plan_cost(_Same(book), _Same(gpu), gpus, inputs, current())
+
+
+@lru_cache(maxsize=2048)
+def _plan_cost(same_book: _Same, same_gpu: _Same, gpus: int, inputs: CostInputs,
+               lang: str) -> PlanCost:
+    book, gpu = same_book.obj, same_gpu.obj
     cur = inputs.currency
     used: list[Price] = []
     notes: list[str] = []

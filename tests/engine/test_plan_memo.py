@@ -91,3 +91,17 @@ def test_without_tokens_days_changes_no_plan(query: str) -> None:
     assert req.tokens is None
     assert plan.ranked_plans(spec, longer, today=TODAY, book=BOOK) == plan.ranked_plans(
         spec, req, today=TODAY, book=BOOK)
+
+
+def test_a_boxs_cost_is_kept_per_language_and_inputs() -> None:
+    from engine import cost, i18n
+
+    a800 = find_gpu("a800")
+    inputs = cost.CostInputs(today=TODAY)
+    english = cost.plan_cost(BOOK, a800, 8, inputs)
+    with i18n.language("zh"):
+        chinese = cost.plan_cost(BOOK, a800, 8, inputs)
+    assert chinese.notes != english.notes  # translated notes are not served across languages
+    assert cost.plan_cost(BOOK, a800, 8, inputs) == english
+    fewer_hours = cost.plan_cost(BOOK, a800, 8, inputs._replace(hours_per_month=100))
+    assert fewer_hours.monthly_power < english.monthly_power
