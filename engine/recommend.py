@@ -601,8 +601,18 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
                          "TensorRT-LLM, or a public-cloud API"))
     if top and top.cost and top.cost.job.hours is not None and top.cost.job.hours < 730:
         line = _("a job shorter than a month: rent it (buying guides: rent first for short projects)")
-        if mode == "buy":
-            line += _(" (this answer buys only because no rental price is known in this market)")
+        if mode == "buy" and top.cost.rent.per_gpu_hour is None:
+            # the card has no rental price; other cards may: the cheapest rented job is named
+            line += _(" (this answer buys {card} only because no rental price is known for it in "
+                      "this market)").format(card=top.gpu_display)
+            rented = next((p for p in plans if p.verdict != "no" and p.cost is not None
+                           and p.cost.job.rent is not None and p.cost.job.hours is not None
+                           and (p.service is None or p.service.meets)), None)
+            if rented is not None and rented.cost is not None:
+                line += _("; renting {n} x {card} for the job instead costs {cost} ({hours:,.0f} "
+                          "h)").format(n=rented.gpus, card=rented.gpu_display,
+                                       cost=money(rented.cost.job.rent, rented.cost.currency),
+                                       hours=rented.cost.job.hours)
         out.append(line)
     return out
 

@@ -308,3 +308,22 @@ def test_a_trial_run_is_offered_only_where_it_is_one() -> None:
     for question in ("7B lora", "70B full-finetune budget=2m", "8B qlora gpu=4090 gpus=1"):
         trial = ask(question).trial
         assert trial is None or trial.rent is not None, question
+
+
+@pytest.mark.parametrize("question", ["7B pretrain tokens=100B days=14", "8B lora tokens=1B mode=buy",
+                                      "70B full-finetune tokens=500M", "1B pretrain tokens=50B"])
+def test_buying_for_want_of_a_rent_price_is_said_only_when_so(question: str) -> None:
+    """'this answer buys only because no rental price is known in this market' stood beside
+    32 x A800 rented in the same table: it is said of the card bought, only when that card
+    has no rent price, with what renting the job on a card that has one costs."""
+    ans = ask(question)
+    top = ans.plans[0]
+    line = next((a for a in ans.advice if "no rental price is known" in a), None)
+    if line is None:
+        return
+    assert top.cost is not None and top.cost.mode == "buy" and top.cost.rent.per_gpu_hour is None
+    assert top.gpu_display in line
+    m = re.search(r"renting (\d+) x (.+?) for the job instead", line)
+    if m:
+        assert any(p.gpu_display == m.group(2) and p.gpus == int(m.group(1))
+                   and p.cost is not None and p.cost.job.rent is not None for p in ans.plans)
