@@ -426,7 +426,7 @@ def _serving_strategies(spec: ModelSpec, req: Request, gpus: int) -> list[Strate
                     and not req.tp and tp * 2 in tps and pp * tp <= GPUS_PER_SERVER:
                 continue  # inside a server vLLM splits by TP, not by layers
             out += _moe_variants(spec, req, Strategy(tp, 1, pp, None, "none", r))
-    return out
+    return list(dict.fromkeys(out))  # one each: pipelines of any depth share their no-PP form
 
 
 def _experts_split_ok(spec: ModelSpec, req: Request, ways: int) -> bool:
@@ -442,16 +442,28 @@ def _experts_split_ok(spec: ModelSpec, req: Request, ways: int) -> bool:
 def _moe_variants(spec: ModelSpec, req: Request, s: Strategy) -> list[Strategy]:
     """For an MoE model served by vLLM/SGLang: the experts split by TP as the dense layers are,
     whole experts over the TP group (TP + EP), and attention data parallel with the experts over
-    every GPU of the stage (DP attention + EP), with TP inside each attention group."""
-    if not spec.is_moe or req.serving_engine != "vllm" or s.tp == 1:
+    every GPU of the stage (DP attention + EP), with TP inside each attention group. A layer
+    split over servers also gets its no-pipeline counterpart, attention data parallel with the
+    experts over every GPU of the replica: how Kimi K2 and DeepSeek-V3 run on 2 x 8 H800/H20
+    (Moonshot's deployment guide: vLLM DP16 + EP16; SGLang --enable-dp-attention --ep 16), where
+    a 16-stage pipeline decodes one stage at a time."""
+    if not spec.is_moe or req.serving_engine != "vllm" or (s.tp == 1 and s.pp == 1):
         return [s]
-    out = [s] if _experts_split_ok(spec, req, s.tp) else []
-    out.append(s._replace(ep=s.tp))
-    if not req.tp:
-        width = s.tp
-        for attn_tp in (t for t in (1, 2, 4) if t < width and width % t == 0
+    out = [s] if s.tp == 1 or _experts_split_ok(spec, req, s.tp) else []
+    if s.tp > 1:
+        out.append(s._replace(ep=s.tp))
+    if req.tp:
+        return out
+    # stage-wide (pp kept) and, across servers, replica-wide (no pipeline) expert groups
+    groups = [(s.tp, s.pp)] if s.tp > 1 else []
+    if s.pp > 1 and s.tp * s.pp > GPUS_PER_SERVER:
+        groups.append((s.tp * s.pp, 1))
+    for width, pp in groups:
+        if width > spec.experts or spec.experts % width:
+            continue  # every rank holds the same number of whole experts
+        for attn_tp in (t for t in (1, 2, 4, 8) if t < width and width % t == 0
                         and spec.heads % t == 0):
-            out.append(s._replace(tp=attn_tp, dp_attn=width // attn_tp, ep=width))
+            out.append(s._replace(tp=attn_tp, pp=pp, dp_attn=width // attn_tp, ep=width))
     return out
 
 
@@ -764,14 +776,18 @@ def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
 @_per_answer(paid=False)
 def _best_at(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int) -> Candidate | None:
     """The strategy to use on n cards: meets the service level, then fits, then the fastest
-    (ties keep the lighter communication); when only tight ones run, the one that leaves the
-    most free; None when no sharding is valid."""
+    (ties keep the lighter communication); when only tight ones meet it, the one that leaves
+    the most free; when none meets it, the one that comes closest (as `choose` does across
+    counts: a 16-stage pipeline that leaves a little more free but decodes at a fifth of the
+    speed asked is not the plan to show); None when no sharding is valid."""
     found = [_candidate(spec, req, gpu, n, s) for s in strategies(spec, req, n, gpu.has_nvlink)]
     if not found:
         return None
     return min(found, key=lambda c: (VERDICTS.index(c.verdict) == 2, not c.meets,
                                      VERDICTS.index(c.verdict),
-                                     -c.speed if c.verdict == "fits" else c.need))
+                                     -c.speed if c.verdict == "fits"
+                                     else -c.reach if c.verdict == "tight" and not c.meets
+                                     else c.need))
 
 
 @_per_answer(paid=False)

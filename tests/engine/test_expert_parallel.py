@@ -54,6 +54,47 @@ def test_one_user_is_served_with_tensor_parallel_attention() -> None:
     assert plan.settings.dp_attention == 1 and plan.settings.tp == 8
 
 
+# Two 8-GPU servers: the layouts the makers' and engines' guides run a frontier MoE in (Moonshot's
+# Kimi-K2 guide and vLLM's recipe: TP16 or DP16 + EP16 on 16 H800/H20; SGLang's DeepSeek-V3 on
+# 2 x 8 H20/H800 with DP attention and EP), never a 16-stage pipeline that decodes one stage at a time.
+@pytest.mark.parametrize(("model", "gpu"), [
+    ("kimi-k2", "h800"), ("kimi-k2", "h20"), ("deepseek-v3", "h800"), ("deepseek-r1", "h20"),
+    ("qwen3-235b-a22b", "h800"), ("qwen3-235b-a22b", "h20")])
+def test_two_servers_serve_a_frontier_moe_with_experts_over_the_servers(model: str, gpu: str
+                                                                       ) -> None:
+    plan = ask(f"{model} inference gpu={gpu} gpus=16 users=64").plans[0]
+    s = plan.settings
+    assert s.pp <= 2 and s.ep >= 8, plan.strategy  # experts spread whole, few or no stages
+    assert plan.speed.decode_tokens_per_s >= 10, plan.strategy
+    # Kimi K2's 1 TB of FP8 leaves 80 GB H800s too little for 64 users' cache at full speed
+    assert plan.service.meets or (model, gpu) == ("kimi-k2", "h800"), plan.strategy
+
+
+def test_experts_can_span_both_servers_without_a_pipeline() -> None:
+    spec = MODELS["deepseek-v3"]
+    variants = _moe_variants(spec, _serve("deepseek-v3", quant="fp8"),
+                             Strategy(8, 1, 2, None, "none"))
+    assert Strategy(4, 1, 1, None, "none", ep=16, dp_attn=4) in variants
+    # inside one server a pipeline stage keeps its own experts: nothing spans beyond it
+    inside = _moe_variants(spec, _serve("deepseek-v3", quant="fp8"),
+                           Strategy(4, 1, 2, None, "none"))
+    assert all(v.pp == 2 and v.ep <= 4 for v in inside)
+
+
+def test_when_no_sharding_meets_the_service_level_the_closest_is_shown() -> None:
+    # 16 H800 hold Kimi K2's 1 TB of FP8 weights with little to spare: no layout reaches
+    # 15 tokens/s for 64 users at 4k, and the plan is the fastest that runs, not the 16-stage
+    # pipeline that leaves the most memory free (2.8 tokens/s per user)
+    from engine.plan import _best_at, _candidate, strategies
+    req = _serve("kimi-k2", quant="fp8", users=64, gpu="h800", gpus=16)
+    spec, gpu = MODELS["kimi-k2"], catalog.gpus()["h800"]
+    runs = [c for c in (_candidate(spec, req, gpu, 16, s) for s in strategies(spec, req, 16, True))
+            if c.verdict != "no"]
+    best = _best_at(spec, req, gpu, 16)
+    assert not any(c.meets for c in runs)
+    assert best.reach == max(c.reach for c in runs) and best.strategy.pp < 16
+
+
 # -- training -----------------------------------------------------------------------------------
 
 
