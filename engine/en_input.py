@@ -205,7 +205,7 @@ EN_PHRASES: tuple[Phrase, ...] = (
     words(r"\b(?:rent\s+(?:or|vs\.?|versus)\s+buy|buy\s+(?:or|vs\.?|versus)\s+rent)\b", ""),
     # self-hosting against an API: the answer's API comparison, not a purchase
     words(r"\bself[- ]?host(?:ed|ing)?\s+(?:or|vs\.?|versus)\s+(?:an?\s+|the\s+)?api\b|"
-          r"\bapi\s+(?:or|vs\.?|versus)\s+self[- ]?host(?:ed|ing)?\b", "", "self-host or API"),
+          r"\bapi\s+(?:or|vs\.?|versus)\s+self[- ]?host(?:ed|ing)?\b", "inference", "self-host or API"),
     # where the cards are bought or rented (market=)
     words(r"\b(?:in|inside|within)\s+(?:mainland\s+)?(?:china|the\s+prc)\b", "market=china", "in China"),
     words(r"\b(?:in\s+the\s+(?:us|usa|states|eu|west)|in\s+(?:the\s+)?(?:us|usa|europe|america)|"

@@ -85,8 +85,9 @@ _NEGATION = _Lazy(r"(?:不要|不用|别用|不想用|不考虑|不买|不能用
 _FITS = _Lazy(r"够吗|够不够|够用|能不能|能跑|能否|行不行|行吗|可以吗|放得下|装得下|跑得动|"
                    r"跑得起来|撑得住|扛得住|\bdoes (?:it|that|this) fit\b|\bfits?\??$|"
                    r"\bwill (?:it|that) (?:fit|run|work)\b|"
-                   r"\bis (?:that|it|this|\w+) enough\b|\benough\b|\bcan (?:it|i|we|\w+ \w+|\w+) "
-                   r"(?:serve|run|handle|fit|train|do)\b|\bcan i\b|\bcan we\b")
+                   r"\bis (?:that|it|this|\w+) enough\b|\benough\b|"
+                   # can two RTX 6000 Ada serve: up to five words between (bounded, linear)
+                   r"\bcan (?:[\w.\-]{1,40} ){1,5}?(?:serve|run|handle|fit|train|do)\b|\bcan i\b|\bcan we\b")
 _FEWEST = _Lazy(r"最少|至少|几张|多少张|几块|多少块|几台|多少台|\bhow many\b|\bat (?:the )?minimum\b|"
                      r"\bfewest\b|\bminimum number\b")
 _CAPACITY = _Lazy(r"多少人|多少用户|多少并发|多少个用户|\bhow many (?:users|people|concurrent)\b|"
@@ -102,7 +103,7 @@ _QUIET = frozenset((
     "do", "does", "can", "could", "would", "will", "we", "i", "you", "our", "my", "me", "us",
     "please", "what", "how", "much", "many", "if", "make", "change", "switch", "use", "using",
     "need", "want", "run", "running", "model", "models", "gpu", "gpus", "card", "cards", "server",
-    "servers", "fit", "fits", "enough",
+    "servers", "fit", "fits", "enough", "'s", "'re", "'m", "'ve", "'d", "should",
 ))
 
 

@@ -222,9 +222,9 @@ QUESTIONS = (  # what every answer says: the question itself reads as nothing
     r"最少|至少|最多能|几张|几块|多少张|多少块|几台|多少台",
     r"要多久|多长时间|需要多久|多快|速度如何|速度怎么样",
     r"租(?:用|卡)?还是(?:买|购置|购买)(?:卡)?(?:划算|合适|好)?|(?:买|购置|购买)(?:卡)?还是租(?:用|卡)?(?:划算|合适|好)?",
-    # self-hosting against an API: the answer's API comparison, not a purchase (自建 alone is buying)
-    r"(?:自建|自己部署|私有化部署|本地部署)\s*还是\s*(?:调用?|用|接)?\s*api|(?:调用?|用)?\s*api\s*还是\s*(?:自建|自己部署|私有化部署|本地部署)",
-    r"从头(?:开始)?(?=\s*预训练)",  # 从头预训练: 预训练 says it (从头训练 alone is pretraining)
+    # 从头预训练: 预训练 says it (从头训练 and 从零训练 alone are pretraining, in the method row)
+    r"(?:从头|从零)(?:开始)?(?=\s*预训练)",
+    r"(?:手上|手里|手头|现在|目前)\s*(?:有|已有|已经有)",  # 手上有8张4090: the cards are what follows
     r"求推荐|推荐一下|帮我算一下|帮忙算一下|帮我算|算一下|估算一下|估一下|请问|想问一下|问一下",
 )
 FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器", "选型", "方案", "模型", "显存",
@@ -252,6 +252,11 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # 满血版: the full model, which the name already is
     words(r"满血版本?|满血|完整版|原版|非量化版", "", "deepseek-r1 满血版 部署"),
     *(words(q, "") for q in QUESTIONS),
+    # self-hosting against an API: serving, with the answer's API comparison; not a purchase
+    # (自建 alone is buying)
+    words(r"(?:自建|自己部署|私有化部署|本地部署)\s*还是\s*(?:调用?|用|接)?\s*api(?:划算|合适|好|更划算)?|"
+          r"(?:调用?|用)?\s*api\s*还是\s*(?:自建|自己部署|私有化部署|本地部署)(?:划算|合适|好|更划算)?",
+          "inference", "自建还是调API"),
     # methods
     Phrase((_aliases()), _method, "13B 全参微调"),
     Phrase((r"微调"), _fine_tune, "13B 微调"),
@@ -305,10 +310,13 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # users said with people: 50人同时用, 20个人同时使用
     keyed(N + r"\s*(?:个)?\s*(?:人|用户)\s*(?:同时|一起)\s*(?:用|使用|在线|访问|调用|请求)", "users", number,
           "50人同时用"),
+    # 从零开始训练: training from nothing is pretraining, as 从头训练 is
+    words(r"(?:从头|从零)\s*开始\s*(?:训练|训)", "pretrain", "从零开始训练"),
     # where the cards are bought or rented (market=): 在国内, 海外
     words(r"(?:在|于)?\s*(?:国内|中国大陆|大陆|中国境内|境内)", "market=china", "在国内"),
     words(r"(?:在)?\s*(?:海外|国外|境外|美国)", "market=global", "海外"),
     # the largest model a box runs: 最大能跑什么模型, 最大能微调多大的模型 (the method word stays)
+    words(r"最大\s*(?:的)?\s*模型", "largest", "能跑的最大模型"),
     words(r"最大(?=.{0,12}?(?:什么|多大|哪个|哪些)\s*(?:的)?\s*模型)", "largest", "最大能跑什么模型"),
     words(r"(?:能|可以)?(?:什么|多大|哪个|哪些)\s*(?:的)?\s*模型", ""),
     # where the cards stand: 成都机房, 在成都

@@ -270,6 +270,24 @@ ISSUE += [
      {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090", "gpus": 8}, "capacity"),
     # 从头 before 预训练 says nothing more
     ("从头预训练一个1B模型", {"model": "1B", "method": "pretrain"}, None),
+    ("从零预训练一个1B模型", {"model": "1B", "method": "pretrain"}, None),
+    ("从零训练一个1B模型", {"model": "1B", "method": "pretrain"}, None),
+    ("从零开始训练7B 1T tokens", {"model": "7B", "method": "pretrain", "tokens": 10**12}, None),
+    ("从头开始预训练一个7B模型，1T tokens", {"model": "7B", "method": "pretrain", "tokens": 10**12},
+     None),
+    # the sweep's phrasings said other ways
+    ("手上有8张4090，能跑的最大模型是什么",
+     {"model": "largest", "method": "inference", "gpu": "rtx-4090", "gpus": 8}, "fits"),
+    ("我们有两台8卡H800，最大可以训练多大的模型",
+     {"model": "largest", "method": "full-finetune", "gpu": "h800", "gpus": 16}, None),
+    ("qwen3-32b 本地部署还是调API", {"model": "qwen3-32b", "method": "inference"}, None),
+    ("qwen3-32b self-hosted vs API?", {"model": "qwen3-32b", "method": "inference"}, None),
+    ("qwen3-32b 自建 8张4090", {"model": "qwen3-32b", "method": "inference", "mode": "buy",
+                              "gpu": "rtx-4090", "gpus": 8}, None),
+    ("deploy qwen3-32b on 910B for 100 users, how many cards?",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "ascend-910b", "users": 100}, "fewest"),
+    ("can two RTX 6000 Ada serve llama 3.1 70b?",
+     {"model": "llama-3.1-70b", "method": "inference", "gpu": "rtx-6000-ada", "gpus": 2}, "fits"),
 ]
 
 
