@@ -152,7 +152,8 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("qwen2.5-7b 推理 每天5000次请求 一张4090", "zh",
      {"model": "qwen2.5-7b", "requests": 5_000, "gpu": "rtx-4090", "gpus": 1}),
     # what a box serves; regions
-    ("我们有8张4090，能服务多少人", "zh", {"method": "inference", "gpu": "rtx-4090", "gpus": 8}),
+    ("我们有8张4090，qwen3-32b能服务多少人", "zh",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090", "gpus": 8}),
     ("成都机房 8卡H20 部署deepseek-r1 推理", "zh",
      {"model": "deepseek-r1", "gpu": "h20", "gpus": 8, "region": "chengdu"}),
     ("qwen3-32b inference gpu=4090 gpus=8", "en",
