@@ -43,7 +43,7 @@ from engine.keys import (
 )
 from engine.methods import METHOD_WORDS, METHODS, SERVING_QUANTS
 from engine.phrases import CARD, Rewrite, _compiled, card_name, has_cjk
-from engine.request import LARGEST_WORDS
+from engine.request import LARGEST_MODEL, LARGEST_WORDS
 
 
 class _Lazy:
@@ -629,7 +629,9 @@ def _money(budget: dict[str, Any]) -> str:
 def read_line(values: dict[str, Any]) -> list[str]:
     """The read line's parts, in a fixed order: model · method · cards · the rest."""
     parts: list[str] = []
-    if values.get("model"):
+    if values.get("model") == LARGEST_MODEL:
+        parts.append(_("the largest model the cards run"))
+    elif values.get("model"):
         parts.append(str(values["model"]))
     if values.get("method"):
         parts.append(_(METHOD_LABELS.get(values["method"], values["method"])))
@@ -649,6 +651,7 @@ def read_line(values: dict[str, Any]) -> list[str]:
         "days": lambda v: _("within {days} days").format(days=numbers.plain(v)),
         "ttft": lambda v: _("first token ≤{seconds}s").format(seconds=numbers.plain(v)),
         "mode": lambda v: _(N_("buy") if v == "buy" else N_("rent")),
+        "market": lambda v: _(N_("China market") if v == "china" else N_("market outside China")),
         "requests": lambda v: _("{count} requests/day").format(count=_big(v)),
         "prompt": lambda v: _("prompt {tokens}").format(tokens=_tokens(v)),
         "output": lambda v: _("answer {tokens}").format(tokens=_tokens(v)),

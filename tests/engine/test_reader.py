@@ -430,3 +430,11 @@ def test_a_paste_is_cut_before_any_pattern() -> None:
     reading = read(paste)
     assert reading.values["model"] == "qwen3-32b" and "users" not in reading.values
     assert any("40," in note for note in reading.notes)
+
+
+def test_the_read_line_says_largest_and_market_in_words() -> None:
+    assert read("我们有8张4090，最大能跑什么模型推理").read[0] == "the largest model the cards run"
+    assert "China market" in read("serve qwen3-32b in China").read
+    assert "market outside China" in read("serve qwen3-32b in the US").read
+    with engine.i18n.language("zh"):
+        assert "中国市场" in read("在国内部署qwen3-32b").read
