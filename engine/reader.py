@@ -103,7 +103,7 @@ _QUIET = frozenset((
     "do", "does", "can", "could", "would", "will", "we", "i", "you", "our", "my", "me", "us",
     "please", "what", "how", "much", "many", "if", "make", "change", "switch", "use", "using",
     "need", "want", "run", "running", "model", "models", "gpu", "gpus", "card", "cards", "server",
-    "servers", "fit", "fits", "enough", "'s", "'re", "'m", "'ve", "'d", "should",
+    "servers", "fit", "fits", "enough", "'s", "'re", "'m", "'ve", "'d", "should", "have", "own",
 ))
 
 

@@ -292,6 +292,7 @@ ISSUE += [
 
 
 @pytest.mark.parametrize("text", ["从头预训练一个1B模型", "is one RTX PRO 6000 enough to serve qwen3-32b?",
+                                  "we own 8 H100s, what's the largest model we can fine-tune with QLoRA?",
                                   "qwen3-32b 自建还是调API", "serve qwen3-32b in China, rent or buy?"])
 def test_the_sweep_skips_no_word(text: str) -> None:
     assert read(text).skipped == ()
