@@ -70,6 +70,19 @@ def test_two_servers_serve_a_frontier_moe_with_experts_over_the_servers(model: s
     assert plan.service.meets or (model, gpu) == ("kimi-k2", "h800"), plan.strategy
 
 
+@pytest.mark.parametrize("model", ["deepseek-v3", "qwen3-235b-a22b"])
+def test_one_h200_server_serves_64_users_of_a_frontier_moe(model: str) -> None:
+    # SGLang's DeepSeek-V3 guide: FP8 on 8 x H200; Qwen3-235B-A22B FP8 fits with room to spare
+    plan = ask(f"{model} inference gpu=h200 gpus=8 users=64").plans[0]
+    assert plan.verdict != "no" and plan.service.meets, plan.strategy
+    assert plan.settings.pp == 1 and plan.settings.tp * plan.settings.dp_attention == 8
+
+
+def test_kimi_k2_does_not_fit_one_h200_server() -> None:
+    # Moonshot's guide: the smallest unit for Kimi K2 in FP8 is 16 H200 or H20
+    assert ask("kimi-k2 inference gpu=h200 gpus=8 users=64").plans[0].verdict == "no"
+
+
 def test_experts_can_span_both_servers_without_a_pipeline() -> None:
     spec = MODELS["deepseek-v3"]
     variants = _moe_variants(spec, _serve("deepseek-v3", quant="fp8"),
