@@ -303,15 +303,18 @@ def _longest_context(spec: ModelSpec, req: Request, update: dict[str, Any], *, t
     return None
 
 
-def budget_search(spec: ModelSpec, req: Request, *, today: date, book: PriceBook) -> list[Plan]:
+def budget_search(spec: ModelSpec, req: Request, *, today: date, book: PriceBook,
+                  keep_context: bool = False) -> list[Plan]:
     """Plans the budget pays for that the request as asked does not reach: each with its
-    change in Plan.change (BUDGET_CHANGES), ranked; empty when none is within the budget."""
+    change in Plan.change (BUDGET_CHANGES), ranked; empty when none is within the budget.
+    `keep_context`: the asker gave context=, a requirement the search never cuts (a default
+    context, such as a reasoning model's, may be)."""
     if req.budget is None:
         return []
     found: list[Plan] = []
     seen: set[tuple[str, int]] = set()
     for recipe in BUDGET_CHANGES:
-        if req.method not in recipe.methods:
+        if req.method not in recipe.methods or (keep_context and "context" in recipe.update):
             continue
         if "days" in recipe.update and req.tokens is None:
             continue  # no tokens=, no deadline to relax: its plans would be those as asked
@@ -366,7 +369,7 @@ BUY_LIMIT = 3  # purchases shown beside a rented recommendation
 
 
 def buy_within_budget(spec: ModelSpec, req: Request, top: Plan | None, *, today: date,
-                      book: PriceBook) -> list[Alternative]:
+                      book: PriceBook, keep_context: bool = False) -> list[Alternative]:
     """A budget is money to spend, and renting is only one way to spend it: when the
     recommendation rents and mode= does not rule buying out, the purchases the budget covers
     up front (as asked, then with the lighter recipes of `budget_search`), cheapest per token
@@ -377,7 +380,7 @@ def buy_within_budget(spec: ModelSpec, req: Request, top: Plan | None, *, today:
     to_buy = req.model_copy(update={"mode": "buy"})
     plans, _misses, _excluded = ranked_plans(spec, to_buy, today=today, book=book)
     found = [p for p in plans if usable(p, to_buy)]
-    found += budget_search(spec, to_buy, today=today, book=book)
+    found += budget_search(spec, to_buy, today=today, book=book, keep_context=keep_context)
     bought = [p for p in rank_plans(found, to_buy, spec)
               if p.cost is not None and p.cost.mode == "buy" and p.cost.buy.capex is not None]
     # the cheapest per token first; the recipe as asked next when a changed one leads

@@ -232,7 +232,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
     if req.budget is not None and not usable(top, req) and not (req.gpu and req.gpus):
         # before "over budget": the plans the budget does pay for (a tight fit, a lighter
         # optimizer, fewer cards with a longer run), each saying what it changes
-        within = budget_search(spec, req, today=today, book=book)
+        within = budget_search(spec, req, today=today, book=book,
+                               keep_context="context" in original.model_fields_set)
         if within:
             plans = recommend.rank_plans(within + plans, req, spec)
             top = plans[0]
@@ -291,7 +292,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
     return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
                         method=req.method, market=market, plans=plans, recommendation=text,
                         alternatives=alts,
-                        to_buy=buy_within_budget(spec, asked, top, today=today, book=book)
+                        to_buy=buy_within_budget(spec, asked, top, today=today, book=book,
+                                                 keep_context="context" in original.model_fields_set)
                         if good else [],
                         advice=recommend.advice(spec, req, plans),
                         trial=recommend.trial(top, req) if good else None,

@@ -328,3 +328,14 @@ def test_buying_for_want_of_a_rent_price_is_said_only_when_so(question: str) -> 
     if m:
         assert any(p.gpu_display == m.group(2) and p.gpus == int(m.group(1))
                    and p.cost is not None and p.cost.job.rent is not None for p in ans.plans)
+
+
+def test_a_context_the_buyer_gave_is_never_cut_to_meet_a_budget() -> None:
+    """'budget $200k to serve deepseek-v3 to 100 users at 32k context' was answered at 8k: a
+    context the asker gave is a requirement; only a default one (a reasoning model's) is cut."""
+    ans = ask("deepseek-v3 inference users=100 context=32k budget=$200k")
+    for plan in ans.plans:
+        assert "shorter context" not in plan.change, plan.change
+        assert plan.service is None or plan.service.context in (None, 32768)
+    for alt in ans.to_buy:
+        assert "shorter context" not in alt.change
