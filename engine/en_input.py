@@ -136,6 +136,11 @@ EN_PHRASES: tuple[Phrase, ...] = (
     Phrase((r"\b(?:in|within|under|inside|deadline(?:\s+of)?|by)\s+(?:the\s+next\s+)?(?P<n>\d+(?:\.\d+)?|"
             + numbers.EN_NUMBER_WORD + r"|a|one)\s*(?P<unit>days?|weeks?|months?)\b"),
            lambda m, _k: _deadline(m), "in 3 weeks"),
+    # a bare length of time is the deadline too, as 14天 is ("pretrain 7B, 100B tokens, 30 days"),
+    # but not a rate ("8 hours a day", "5 days a week") or a horizon ("36 months")
+    Phrase((r"(?<![\w./-])(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>days?|weeks?)\b"
+            r"(?!\s*(?:a|per|each|every|of)\b)"),
+           lambda m, _k: _deadline(m), "30 days"),
     # lengths: "8k context", "context of 32k", "sequence length 8k"
     # "32 context 32k": the number after the word is its own (a format's width is not)
     keyed(r"\b" + N + r"\s*(?:context|ctx|tokens? of context)\b(?!" + SAY + r"\d+(?:\.\d+)?\s*[km]?\b"

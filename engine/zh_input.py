@@ -294,7 +294,8 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # traffic: 每天1万次请求, 日请求量5000; prompt and answer lengths: 输入2k 输出500
     keyed(r"(?:每天|每日|一天|日均|日)\s*(?:约|大概|大约|有)?\s*" + N + r"\s*(?:次|个|条)?\s*"
           r"(?:请求|调用|访问|查询|问答|对话)", "requests", number, "每天1万次请求"),
-    keyed(r"(?:日请求量?|每日请求数?|日调用量|每天请求数?)" + SAY + N, "requests", number, "日请求量5000"),
+    keyed(r"(?:日均|每日|每天|日)\s*(?:请求|调用|访问)\s*(?:量|数|次数)?" + SAY + N, "requests", number,
+          "日请求量5000"),
     keyed(r"(?:输入|提示词|提示|prompt)\s*(?:长度)?" + SAY + N + r"\s*(?:个)?\s*(?:tokens?)?", "prompt",
           number, "输入2k"),
     keyed(r"(?:输出|回答|回复|生成)\s*(?:长度)?" + SAY + N + r"\s*(?:个)?\s*(?:tokens?)?", "output",
@@ -421,6 +422,8 @@ def rewrite(rw: Rewrite) -> Rewrite:
     for name, family in NAMES.items():
         rw.text = rw.text.replace(name, f" {family}")  # 上下文8k千问3: 8k, then qwen3
     rw.text = re.sub(r"[，。、？！：；（）“”《》【】?!,;]", " ", rw.text)
+    # 输入2000token: a count glued to "token" (the number rows keep k/m/b/t for scales)
+    rw.text = re.sub(r"(?<=\d)(?=tokens?\b)", " ", rw.text, flags=re.IGNORECASE)
     # a change said in a thread (改成, 调到, 加到) reads as 是: one pass here rather than a longer
     # pattern in every row (compiling the table is most of a Chinese command's start-up)
     rw.text = re.sub(rf"(?<!微)(?:{CHANGE})", "是", rw.text)  # not 微调成都机房

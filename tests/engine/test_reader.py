@@ -204,6 +204,16 @@ ISSUE += [
 
 # a buyer-style sweep's misreadings (issue 20, second pass)
 ISSUE += [
+    # traffic said the way ops teams say it; token counts glued to "token"; a bare deadline
+    ("qwen3-32b 日均请求3万", {"model": "qwen3-32b", "method": "inference", "requests": 30000}, None),
+    ("qwen3-32b 推理 输入2000token，输出500token",
+     {"model": "qwen3-32b", "method": "inference", "prompt": 2000, "output": 500}, None),
+    ("7B 预训练 100B tokens 30 days",
+     {"model": "7B", "method": "pretrain", "tokens": 100_000_000_000, "days": 30.0}, None),
+    ("7B pretrain, 1T tokens, 2 weeks",
+     {"model": "7B", "method": "pretrain", "tokens": 1_000_000_000_000, "days": 14.0}, None),
+]
+ISSUE += [
     # a bare size that is also a card, beside a named model, is the card
     ("用910B部署qwen3-32b，100人并发，需要几张卡",
      {"model": "qwen3-32b", "method": "inference", "gpu": "ascend-910b", "users": 100}, "fewest"),
