@@ -23,12 +23,14 @@ from bot.dialog import Dialog
 from bot.digest import Digests
 from bot.home import Home
 from bot.intake import Intake
-from bot.jobs import Job, Jobs, RateLimits
+from bot.job import Job
+from bot.jobs import Jobs
 from bot.language import Languages
 from bot.limits import Limit
 from bot.parts import Parts
 from bot.presses import Presses
 from bot.pricestore import PriceStore
+from bot.ratelimits import RateLimits
 from bot.replies import Replies
 from bot.settings import Settings
 from bot.store import ConversationStore
@@ -45,7 +47,7 @@ def web_client(settings: Settings) -> AsyncWebClient:
                             base_url=settings.slack_api_url,
                             timeout=max(1, round(settings.slack_timeout_s)))
     # slack_sdk installs only the connection-error handler by default: honour 429 Retry-After
-    # (inside a job by deferring it, never by sleeping in a job slot: bot.jobs.RateLimits)
+    # (inside a job by deferring it, never by sleeping in a job slot: bot.ratelimits.RateLimits)
     client.retry_handlers = [AsyncConnectionErrorRetryHandler(max_retry_count=2),
                              RateLimits(max_retry_count=2),
                              AsyncServerErrorRetryHandler(max_retry_count=2)]

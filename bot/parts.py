@@ -8,8 +8,10 @@ Which part owns what:
 - `cards` (bot/cards.py): an answer card computed in a worker with the workspace's prices.
 - `store` (bot/store.py): threads in Redis; `prices` (bot/pricestore.py): prices and quotes.
 - `replies` (bot/replies.py): every post to Slack; `languages` (bot/language.py): who reads
-  which language; `digests` (bot/digest.py); `jobs` (bot/jobs.py): acknowledged work;
-  `home` (bot/home.py): the App Home tab.
+  which language; `digests` (bot/digest.py); `jobs` (bot/jobs.py): acknowledged work, with
+  bot/job.py (a job, its outcomes), bot/outbox.py (recording, the outbox and its journal),
+  bot/once.py (answered once), bot/fairqueue.py (members' turns), bot/jobscripts.py (its Lua
+  scripts) and bot/ratelimits.py (Slack's 429); `home` (bot/home.py): the App Home tab.
 """
 
 from __future__ import annotations

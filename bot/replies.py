@@ -1,9 +1,9 @@
 """Posting to Slack: answers in the channel (privately when the bot is not a member), thread
 replies, message updates, private notices and apologies, file uploads.
 
-Every call goes through `jobs.once`: inside a job, a re-run after a crash gets what the first run
+Every call goes through `bot.once.once`: inside a job, a re-run after a crash gets what the first run
 got (the message ts) instead of posting again; outside a job it is a plain call. Posts go through
-`jobs.posted_once`: marked with the job and step in their metadata, and looked for
+`bot.once.posted_once`: marked with the job and step in their metadata, and looked for
 (`find_posted`) before a re-run posts again."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import jobs
 from bot.observability import SLACK_ERRORS
+from bot.once import Marker, marker_of, once, posted_once
 from bot.words import APOLOGY, INVITE, THREAD_DOWN
 from engine.i18n import _
 from present import blockkit
@@ -52,7 +52,7 @@ class Replies:
                    text: str) -> str | None:
         """Post in the channel and return the message ts; if the bot is not a member, answer the
         asker privately instead (None)."""
-        async def post(marker: jobs.Marker | None) -> str:
+        async def post(marker: Marker | None) -> str:
             extra = {"metadata": marker} if marker else {}
             resp = await with_table_fallback(
                 lambda shown: self.client.chat_postMessage(channel=channel, blocks=shown,
@@ -60,14 +60,14 @@ class Replies:
             return str(resp["ts"])
 
         try:
-            return await jobs.posted_once("post", post, lambda marker: self.find_posted(
+            return await posted_once("post", post, lambda marker: self.find_posted(
                 channel, marker))
         except SlackApiError as err:
             SLACK_ERRORS.labels(str(err.response.get("error"))).inc()
             if err.response.get("error") not in NOT_IN_CHANNEL or respond is None:
                 raise
         # a private copy cannot be continued (no thread): nothing on it to press
-        await jobs.once("respond", lambda: _none(respond(
+        await once("respond", lambda: _none(respond(
             response_type="ephemeral", replace_original=False, text=text,
             blocks=[*blockkit.without_actions(blocks), {"type": "context", "elements": [
                 {"type": "mrkdwn", "text": _(INVITE)}]}][:50])))
@@ -75,7 +75,7 @@ class Replies:
 
     async def respond(self, respond: Respond, **message: Any) -> None:
         """A reply through the command's response_url (once per job step)."""
-        await jobs.once("respond", lambda: _none(respond(**message)))
+        await once("respond", lambda: _none(respond(**message)))
 
     async def direct_channel(self, user: str) -> str:
         """The bot's direct-message conversation with `user` (its id, D...): a form submitted
@@ -101,7 +101,7 @@ class Replies:
 
     async def in_thread(self, channel: str, thread_ts: str, *, text: str,
                         blocks: list[dict[str, Any]] | None = None) -> str:
-        async def post(marker: jobs.Marker | None) -> str:
+        async def post(marker: Marker | None) -> str:
             extra = {"metadata": marker} if marker else {}
             resp = await with_table_fallback(
                 lambda shown: self.client.chat_postMessage(
@@ -109,10 +109,10 @@ class Replies:
                     **({"blocks": shown} if shown is not None else {})), blocks)
             return str(resp["ts"])
 
-        return await jobs.posted_once("in_thread", post, lambda marker: self.find_posted(
+        return await posted_once("in_thread", post, lambda marker: self.find_posted(
             channel, marker, thread_ts=thread_ts))
 
-    async def find_posted(self, channel: str, marker: jobs.Marker,
+    async def find_posted(self, channel: str, marker: Marker,
                           thread_ts: str = "") -> str | None:
         """The ts of the message an earlier run of a job posted for this step (its metadata
         names both), looked for among the channel's newest messages or the thread's replies;
@@ -134,7 +134,7 @@ class Replies:
                     return None
                 raise
             for message in resp.get("messages") or []:
-                if jobs.marker_of(message) == wanted:
+                if marker_of(message) == wanted:
                     return str(message["ts"])
             cursor = ((resp.get("response_metadata") or {}).get("next_cursor")) or ""
             if not cursor:
@@ -148,20 +148,20 @@ class Replies:
         await self.in_thread(channel, thread_ts, text=note.text, blocks=note.blocks)
 
     async def update(self, channel: str, ts: str, note: Notice) -> None:
-        await jobs.once("update", lambda: _none(self.client.chat_update(
+        await once("update", lambda: _none(self.client.chat_update(
             channel=channel, ts=ts, text=note.text, blocks=note.blocks)))
 
     async def edit(self, channel: str, ts: str, *, blocks: list[dict[str, Any]],
                    text: str) -> None:
         """Replace a message's blocks (an answer refreshed, or retired without its buttons)."""
-        await jobs.once("edit", lambda: _none(with_table_fallback(
+        await once("edit", lambda: _none(with_table_fallback(
             lambda shown: self.client.chat_update(channel=channel, ts=ts, text=text,
                                                   blocks=shown), blocks)))
 
     async def private(self, channel: str, user: str, text: str, thread_ts: str = "") -> None:
         note = Notice(text)
         extra = {"thread_ts": thread_ts} if thread_ts else {}
-        await jobs.once("private", lambda: _none(self.client.chat_postEphemeral(
+        await once("private", lambda: _none(self.client.chat_postEphemeral(
             channel=channel, user=user, text=note.text, blocks=note.blocks, **extra)))
 
     async def apologise(self, channel: str, user: str, thread_ts: str | None, *,
@@ -180,12 +180,12 @@ class Replies:
         return str((resp.get("view") or {}).get("id") or "")
 
     async def update_view(self, view_id: str, view: dict[str, Any]) -> None:
-        await jobs.once("view", lambda: _none(self.client.views_update(view_id=view_id,
+        await once("view", lambda: _none(self.client.views_update(view_id=view_id,
                                                                         view=view)))
 
     async def publish_home(self, user: str, view: dict[str, Any]) -> None:
         """The user's App Home tab (views.publish replaces it whole)."""
-        await jobs.once("home", lambda: _none(self.client.views_publish(user_id=user, view=view)))
+        await once("home", lambda: _none(self.client.views_publish(user_id=user, view=view)))
 
     async def upload(self, channel: str, thread_ts: str, *, content: bytes, filename: str,
                      title: str, alt_text: str = "", comment: str = "") -> None:
@@ -196,7 +196,7 @@ class Replies:
             extra["alt_txt"] = alt_text[:1000]
         if comment:
             extra["initial_comment"] = blockkit.fallback(comment, 3000)
-        await jobs.once("upload", lambda: _none(self.client.files_upload_v2(
+        await once("upload", lambda: _none(self.client.files_upload_v2(
             channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title,
             **extra)))
 

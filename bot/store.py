@@ -14,7 +14,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bot import jobs, keys
+from bot import keys, once
 from bot.conversation import (
     FIELDS,
     Conversation,
@@ -140,7 +140,7 @@ class ConversationStore:
 
     async def get(self, team: str, channel: str, thread_ts: str) -> Conversation | None:
         key = keys.conversation(team, channel, thread_ts)
-        slot = jobs.slot("get")
+        slot = once.slot("get")
         if slot is None:
             raw = await self.redis.hgetall(key)
         else:
@@ -166,7 +166,7 @@ class ConversationStore:
                  for part in (name, value)]
         entry = json.dumps({"at": round(time.time(), 3), "user": user,
                             "set": sorted(change.values), "note": note})
-        slot = jobs.slot("update")
+        slot = once.slot("update")
         if slot is not None and slot.cached is not None:
             previous_raw, flat = _memo_list(slot.cached)
         else:
@@ -194,7 +194,7 @@ class ConversationStore:
         for name, value in to_fields(**record).items():
             if value is not None:
                 args += [name, value]
-        slot = jobs.slot("swap")
+        slot = once.slot("swap")
         if slot is not None and slot.cached is not None:
             done, replaced = _memo_list(slot.cached)
         else:

@@ -20,10 +20,11 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from bot import jobs, pricecommands, pricetables
+from bot import pricecommands, pricetables
 from bot.digest import Digests
 from bot.digestcommands import digest_command
 from bot.language import Languages
+from bot.once import once
 from bot.permissions import AdminUnknown, Permissions
 from bot.pricestore import PriceRecord, PriceStore
 from bot.replies import Notice
@@ -116,7 +117,7 @@ async def _announce(call: Call, record: PriceRecord) -> None:
                                                    blocks=note.blocks)
 
     with contextlib.suppress(Exception):
-        await jobs.once("announce", post)
+        await once("announce", post)
 
 
 async def _quote_admin(call: Call) -> bool | None:

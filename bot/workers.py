@@ -31,7 +31,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge
 
-from bot import jobs
+from bot.once import current_owner
 from bot.settings import WorkerSettings
 from engine import hub, size
 from engine.i18n import language
@@ -247,7 +247,7 @@ async def run(fn: Any, *args: Any) -> Any:
     killed), build a new one and retry once; a second failure is raised (the job apologises)."""
     global _healthy
     loop = asyncio.get_running_loop()
-    owner = jobs.current_owner()
+    owner = current_owner()
     for attempt in (1, 2):
         executor = start()
         slots = _slots(executor)

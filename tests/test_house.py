@@ -42,3 +42,13 @@ def test_the_thread_flow_has_few_collaborators() -> None:
     presses and the failure words live beside it, not in it."""
     ours = {name for name, _lazy in _graph()["bot.dialog"] if _ours(name)}
     assert len(ours) <= 17, sorted(ours)
+
+
+def test_no_bot_module_is_over_500_lines() -> None:
+    """Every module under bot/ (nested packages too) is at most 500 lines (issue 21): one past
+    that holds more than one job and is split along its seams, as bot/jobs.py was."""
+    paths = sorted((ROOT / "bot").rglob("*.py"))
+    assert ROOT / "bot" / "jobs.py" in paths and ROOT / "bot" / "listeners" / "recording.py" in paths
+    lines = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+             for path in paths}
+    assert {name: n for name, n in lines.items() if n > 500} == {}

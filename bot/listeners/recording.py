@@ -1,4 +1,4 @@
-"""What a person hears about the recording of their request (bot.jobs.Jobs.submit): nothing when
+"""What a person hears about the recording of their request (bot.outbox.Recorder): nothing when
 it was recorded; that it is delayed when Redis was slow and it is held in the outbox; that it
 was not taken when Redis is full (OOM) or never confirmed it. Always privately, in their
 language; a held request's later refusal is said in the language it was asked in."""
@@ -10,7 +10,8 @@ from typing import Any
 
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot.jobs import MEMBER_BACKLOG, Refused, Submitted
+from bot.job import Refused, Submitted
+from bot.jobs import MEMBER_BACKLOG
 from bot.language import Languages
 from bot.replies import Notice, Replies
 from bot.words import BUSY, NOT_RECORDED, STORE_FULL, STORE_SLOW

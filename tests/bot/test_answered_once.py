@@ -14,7 +14,9 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot import keys
-from bot.jobs import Entry, Job, Jobs
+from bot.fairqueue import Entry
+from bot.job import Job
+from bot.jobs import Jobs
 from tests.bot.test_jobs import answers_by_channel, settle, wait_until
 from tests.harness import TEAM, RedisServer, SlackStub
 

@@ -18,7 +18,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from bot import keys, limits, presses
-from bot.jobs import Handler, Job, Submitted
+from bot.job import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot import keys, subcommands
-from bot.jobs import Job, Submitted
+from bot.job import Job, Submitted
 from bot.listeners.commands.gpusize import error_notice
 from bot.observability import COMMANDS
 from bot.parts import Parts

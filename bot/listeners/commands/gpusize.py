@@ -18,7 +18,7 @@ from redis.exceptions import RedisError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot import forms, keys, limits, subcommands
-from bot.jobs import Handler, Job, Submitted
+from bot.job import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import COMMANDS, REDIS_ERRORS
 from bot.parts import Parts

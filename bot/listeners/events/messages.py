@@ -19,7 +19,7 @@ from slack_bolt.response import BoltResponse
 
 from bot import keys, limits
 from bot.dialog import NO_BUDGET
-from bot.jobs import Handler, Job, Submitted
+from bot.job import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot import forms, keys, limits
-from bot.jobs import Job, Submitted
+from bot.job import Job, Submitted
 from bot.observability import COMMANDS
 from bot.parts import Parts
 from bot.words import TOO_MANY_THREADS

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.jobs import Handler, Job
+from bot.job import Handler, Job
 from bot.listeners.actions import start
 from bot.parts import Parts
 from engine.i18n import set_language
