@@ -41,6 +41,18 @@ def test_the_issue_s_providers_are_there() -> None:
         assert any(m.startswith(family) for m in served), family
 
 
+def test_cache_hits_cost_less_than_misses() -> None:
+    for row in api_prices():
+        assert row.cached < row.input, row  # 0 when no cache discount is offered
+
+
+def test_deepseek_s_own_api_is_a_successor_priced_in_each_market_s_currency() -> None:
+    # DeepSeek's API serves V4-generation models only: a comparable model for V3/R1, never the same
+    found = [m for m in matches(catalog.models()["deepseek-v3"]) if m.price.provider == "DeepSeek"]
+    assert found and {m.match for m in found} == {"comparable"}
+    assert {(m.price.market, m.price.currency) for m in found} == {("china", "CNY"), ("global", "USD")}
+
+
 def test_match_kinds() -> None:
     models = catalog.models()
     assert {m.match for m in matches(models["qwen3-32b"])} == {"same"}
