@@ -148,8 +148,8 @@ def plan_monthly(plan: Plan) -> tuple[str | None, float | None]:
     c = plan.cost
     if c is None or c.mode is None:
         return None, None
-    if c.mode == "buy":
-        return "buy", c.buy.monthly_total
+    if c.mode in ("buy", "owned"):  # owned: the running cost of the team's cards
+        return c.mode, c.buy.monthly_total
     return "rent", c.rent.monthly
 
 
@@ -269,7 +269,7 @@ def _verdict(offers: list[ApiOffer], monthly: float | None, per_m: float | None,
     if monthly is None or per_m is None:
         return _("the plan has no price in this market to compare with")
     cheapest = min(offers, key=lambda o: o.monthly or 0.0)
-    way = _("buying") if mode == "buy" else _("renting")
+    way = {"buy": _("buying"), "owned": _("running your cards")}.get(mode or "", _("renting"))
     even = cheapest.break_even_requests_per_day
     if cheapest.monthly is not None and cheapest.monthly < monthly:
         if even is not None and capacity is not None and even > capacity:

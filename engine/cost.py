@@ -140,6 +140,7 @@ class PlanCost(NamedTuple):
     rent: RentOffer | None = None
     power_per_hour: float = 0.0
     stale_purchases: tuple[str, ...] = ()  # purchase prices over 12 months old, cited
+    purchase_sources: tuple[str, ...] = ()  # the purchase prices behind capex, cited
 
     def horizon_total(self, months: int) -> float | None:
         """Cheaper of owning (capex + running) and renting over the horizon."""
@@ -399,7 +400,8 @@ def _plan_cost(same_book: _Same, same_gpu: _Same, gpus: int, inputs: CostInputs,
                     rent_monthly=rent_monthly, break_even_hours=break_even,
                     sources=tuple(r.cite(inputs.today) for r in used), stale=stale,
                     notes=tuple(notes), rent=offer, power_per_hour=per_hour_power,
-                    stale_purchases=stale_buys)
+                    stale_purchases=stale_buys,
+                    purchase_sources=tuple(r.cite(inputs.today) for r in used if r.is_purchase))
 
 
 def break_even_phrase(hours: float | None, *, said: float | None = None,
@@ -485,6 +487,9 @@ def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
                                           or book.team_quoted(card, "buy"))
     rent_allowed = req.mode != "buy" and (access is None or access.can_rent
                                           or book.team_quoted(card, "rent"))
+    if owns(req, card, gpus):
+        return _owned_doc(pc, req, train_hours, (buy_allowed, rent_allowed),
+                          tokens_per_s=tokens_per_s, params=params)
     offer = pc.rent if rent_allowed else None
     capex_ = pc.capex if buy_allowed else None
     rent_monthly = pc.rent_monthly if rent_allowed else None
@@ -541,6 +546,45 @@ def cost_doc(pc: PlanCost, req: Request, gpus: int, train_hours: float | None,
         buy_allowed=buy_allowed, rent_allowed=rent_allowed,
         price_sources=list(pc.sources), stale=list(pc.stale), notes=list(pc.notes),
         stale_purchases=list(pc.stale_purchases) if buy_allowed else [])
+
+
+def owns(req: Request, card: str, gpus: int) -> bool:
+    """The plan runs on cards the team said it has (owned=true, gpu=, at most gpus=)."""
+    return bool(req.owned and req.gpu and card == req.gpu and (req.gpus is None or gpus <= req.gpus))
+
+
+def _owned_doc(pc: PlanCost, req: Request, train_hours: float | None,
+               allowed: tuple[bool, bool], *, tokens_per_s: float | None,
+               params: float | None) -> Cost:
+    """Cards the team has: nothing to buy or rent, only the running cost: power from the
+    catalog's power model, and operations at OPS_SHARE_PER_MONTH of what the cards would cost
+    (a buying guide's running cost; unknown without a purchase price)."""
+    running = pc.monthly_power + (pc.monthly_ops or 0.0)
+    tokens, assumed = job_tokens(req, params)
+    hours = train_hours
+    if hours is None and tokens and tokens_per_s:
+        hours = tokens / tokens_per_s / 3600
+    job = JobCost.build()
+    if hours is not None:
+        job = JobCost.build(hours=round(hours, 2), rent=None,
+                            buy_share=_r(running / req.hours_per_month * hours),
+                            tokens=tokens, assumed_tokens=assumed)
+    return Cost.build(
+        currency=pc.currency, hours_per_month=req.hours_per_month, months=req.months,
+        buy=BuyCost.build(capex=None, monthly_depreciation=None,
+                          monthly_power=round(pc.monthly_power), monthly_ops=_r(pc.monthly_ops),
+                          monthly_total=_r(running)),
+        rent=RentCost.build(per_gpu_hour=None, monthly=None),
+        break_even_hours_per_month=None, job=job, mode="owned",
+        horizon_total=_r(running * req.months), within_budget=None, budget=None,
+        rent_horizon_total=None, buy_allowed=allowed[0], rent_allowed=allowed[1],
+        # operations are counted from the purchase price: its citation stays, the rent's goes
+        price_sources=list(pc.purchase_sources) if pc.monthly_ops is not None else [], stale=[],
+        notes=[pc.notes[0]]  # the power note (_plan_cost writes it first)
+        + ([_("operations: {ops:.1%} of the cards' purchase price a month (a buying guide's "
+              "running cost)").format(ops=OPS_SHARE_PER_MONTH)] if pc.monthly_ops is not None
+           else [_("operations: no purchase price in the catalog to count them from; power "
+                   "only")]))
 
 
 def _r(value: float | None) -> float | None:

@@ -290,6 +290,8 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "mode": ("mode", lambda k, v: _choice(k, v, ("buy", "rent"),
                                           {"purchase": "buy", "own": "buy", "cloud": "rent",
                                            "lease": "rent"}), "buy|rent"),
+    "owned": ("owned", lambda k, v: _flag(k, v),
+              N_("true: the team already has gpu= (gpus=), priced at running cost only")),
     "min_speed": ("min_speed", lambda k, v: _positive(k, v.removesuffix("tok/s")),
                   N_("tokens/s each user must get when serving, e.g. 20")),
     "ttft": ("ttft", lambda k, v: _seconds(k, v), N_("seconds to the first token, e.g. 2")),
@@ -303,6 +305,7 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
              N_("busiest hour's traffic over the day's average, e.g. 3")),
 }
 KEY_ALIASES = {
+    "have": "owned", "own": "owned", "have_cards": "owned", "owned_cards": "owned",
     "card": "gpu", "cards": "gpus", "count": "gpus", "n": "gpus", "ngpus": "gpus",
     "seqlen": "seq", "seq_len": "seq", "max_seq_len": "seq", "sequence": "seq",
     "bs": "batch", "micro_batch": "batch", "microbatch": "batch", "mbs": "batch",
@@ -438,6 +441,10 @@ def check_method_options(name: str, options: dict[str, Any]) -> None:
                                                  accepted=", ".join(row.quants)),
                          token=f"quant={quant}", accepted=row.quants,
                          suggestion=suggestion)
+    if options.get("owned") and not options.get("gpu"):
+        # owned prices the named cards at their running cost: with no card there is none
+        raise ParseError(_("owned=true needs the cards you have: add gpu= (and gpus=)."),
+                         token="owned=true")
     if options.get("tp") and options.get("gpus") and options["gpus"] % options["tp"]:
         raise ParseError(_("tp={tp} does not divide gpus={gpus}.").format(
             tp=options["tp"], gpus=options["gpus"]), token=f"tp={options['tp']}")

@@ -257,6 +257,27 @@ def _family(word: str, text: str) -> str | None:
 
 # -- reading ----------------------------------------------------------------------------------------
 
+# "we have / 我们有" right before a count and a card: the team owns those cards (a budget, a
+# deadline or "we have 50 users" is not a card, so the count and card must follow the words)
+_OWNED_WORDS = (r"(?:(?:我们|我|咱们|公司|团队|实验室)\s*(?:手上|手里|手头|现在|目前)?\s*(?:已经有|已有|有)"
+                r"|(?:手上|手里|手头|现在|目前)\s*(?:已经有|已有|有)|现有|已有|拥有"
+                r"|\b(?:we|i)\s*(?:already\s+)?(?:have|own|'ve\s+got|have\s+got|got)"
+                r"|\bwe've\s+got|\bour)")
+_OWNED_COUNT = (r"(?:\d{1,6}|[一二两三四五六七八九十百千单双]{1,4}"
+                r"|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|"
+                r"thirty-two|sixty-four)")
+_OWNED_SERVERS = r"(?:(?:\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|机)\s*)?"  # 两台8卡H800
+_OWNED = re.compile(_OWNED_WORDS + r"\s*(?:了)?\s*" + _OWNED_SERVERS + _OWNED_COUNT
+                    + r"\s*(?:张|块|个|卡|张卡|x|×|\*)?\s*(?:的)?\s*(?:nvidia\s*|英伟达\s*)?" + CARD,
+                    re.IGNORECASE)
+
+
+def owns_cards(text: str) -> bool:
+    """Whether the message says the team already has the cards it names, with a count."""
+    return any(card_name(m.group("card"), m.group("mem")) is not None
+               for m in _OWNED.finditer(normalize(text)))
+
+
 def read(text: str, *, reply: bool = False) -> Reading:
     """A message as a Reading. `reply`: a thread follow-up (changes to a request already made:
     nothing is assumed). Raises ParseError for a bad key=value, Ambiguous for two readings."""
@@ -284,6 +305,8 @@ def read(text: str, *, reply: bool = False) -> Reading:
         if not all(_grammar_word(word) for word in rw.text.split()):
             en_input.rewrite(rw)  # English left to read (a Chinese question often has none)
     values, skipped = _classify(rw.result().split(), prose, notes, reply=reply)
+    if "gpu" in values and owns_cards(prose):
+        values["owned"] = True
     for key, value in exact.items():
         values[key] = value  # the exact form wins over prose
     if has_cjk(text):
@@ -636,12 +659,10 @@ def read_line(values: dict[str, Any]) -> list[str]:
     if values.get("method"):
         parts.append(_(METHOD_LABELS.get(values["method"], values["method"])))
     gpu, gpus = values.get("gpu"), values.get("gpus")
-    if gpu and gpus:
-        parts.append(f"{gpus}×{gpu}")
-    elif gpu:
-        parts.append(str(gpu))
-    elif gpus:
-        parts.append(_("{count} cards").format(count=gpus))
+    cards = f"{gpus}×{gpu}" if gpu and gpus else str(gpu) if gpu else (
+        _("{count} cards").format(count=gpus) if gpus else "")
+    if cards:
+        parts.append(_("your {cards}").format(cards=cards) if values.get("owned") else cards)
     labels = {
         "users": lambda v: _("{count} users").format(count=v),
         "context": lambda v: _("context {tokens}").format(tokens=_tokens(v)),
@@ -657,7 +678,7 @@ def read_line(values: dict[str, Any]) -> list[str]:
         "output": lambda v: _("answer {tokens}").format(tokens=_tokens(v)),
     }
     for key, value in values.items():
-        if key in ("model", "method", "gpu", "gpus", "asked_in"):
+        if key in ("model", "method", "gpu", "gpus", "asked_in", "owned"):
             continue
         label = labels.get(key)
         parts.append(label(value) if label else f"{key}={value}")

@@ -298,6 +298,8 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
     if c is None:
         return []
     out = []
+    if c.mode == "owned":
+        return owned_clause(plan, req)
     if c.mode == "buy":
         out.append(_("buying costs {capex} up front, then {monthly}/month with power and "
                      "operations").format(capex=money(c.buy.capex, c.currency),
@@ -327,6 +329,28 @@ def cost_clause(plan: Plan, req: Request) -> list[str]:
         out.append(dedicated)
     if c.budget is not None and c.within_budget:
         out.append(_("within the budget of {budget}").format(budget=money(c.budget, c.currency)))
+    return out
+
+
+def owned_clause(plan: Plan, req: Request) -> list[str]:
+    """Cards the team has: what running them costs (power, operations), never a purchase,
+    a rent or a break-even."""
+    c = plan.cost
+    assert c is not None
+    b = c.buy
+    if b.monthly_ops is not None:
+        text = _("running them costs about {total}/month ({power} power, {ops} operations, at "
+                 "{hours:g} h/month); nothing to buy or rent").format(
+            total=money(b.monthly_total, c.currency), power=money(b.monthly_power, c.currency),
+            ops=money(b.monthly_ops, c.currency), hours=c.hours_per_month)
+    else:
+        text = _("running them costs about {power}/month in power at {hours:g} h/month (no "
+                 "purchase price to count operations from); nothing to buy or rent").format(
+            power=money(b.monthly_power, c.currency), hours=c.hours_per_month)
+    out = [text]
+    if req.is_training and c.job.hours is not None and c.job.buy_share is not None:
+        out.append(_("the run's share of that is about {share} {span}").format(
+            share=money(c.job.buy_share, c.currency), span=_job_text(plan, req)))
     return out
 
 
@@ -360,8 +384,10 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
     """The verdict a buyer reads first: what to get and how, whether it fits, how fast, what
     it costs. It always names `plan`, the answer's plans[0]."""
     c = plan.cost
-    what = _what(plan)
-    head = {"buy": _("Buy {what}"), "rent": _("Rent {what}")}.get(
+    owned = c is not None and c.mode == "owned"
+    # cards the team has need no access phrase: where they can be bought is beside the point
+    what = f"{plan.gpus} x {plan.gpu_display}" if owned else _what(plan)
+    head = {"buy": _("Buy {what}"), "rent": _("Rent {what}"), "owned": _("Run on {what}")}.get(
         c.mode if c else None, _("Get {what}")).format(what=what)
     parts = [_("{action} ({strategy})").format(action=head, strategy=plan.strategy),
              _fit_clause(plan)]
@@ -375,7 +401,10 @@ def recommendation(plan: Plan, req: Request, runner_up: Plan | None) -> str:
             and (runner_up.service is None or runner_up.service.meets)):
         parts += _compare(plan, runner_up, req)
     a = plan.access
-    if a is not None and not (a.can_buy or a.can_rent):
+    if owned:
+        lead = (_("On the cards you have, {change}: ").format(change=plan.change) if plan.change
+                else _("On the cards you have: "))
+    elif a is not None and not (a.can_buy or a.can_rent):
         # a card the market cannot get is sized, never recommended (unobtainable_text says why)
         lead = _("Sized as asked, not a recommendation: ")
     elif req.gpu and req.gpus and not plan.change:

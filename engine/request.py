@@ -153,6 +153,9 @@ class Request(BaseModel):
     market: Market | None = None
     asked_in: Literal["zh", "en"] | None = None  # the question's language, set by the grammar
     mode: Literal["buy", "rent"] | None = None  # only buying, or only renting
+    # The team already has gpu= (gpus=): those cards are priced at what running them costs
+    # (power and operations), never bought or rented; other cards are priced as usual.
+    owned: bool = False
     # Service level when serving, deadline when training (tokens=): plans that miss are ranked
     # after those that meet them.
     min_speed: float | None = Field(None, gt=0, le=10_000)  # tokens/s per user

@@ -169,7 +169,10 @@ class Cost(_Doc):
     seeds_claim_hours_per_month: float = Field(400, description="the seeds' fixed threshold")
     job: JobCost
     mode: str | None = Field(None, description="buy or rent: cheaper over `months`, among the "
-                                              "ways the market allows (and the budget, if any)")
+                                              "ways the market allows (and the budget, if any); "
+                                              "owned: cards the team has (query.owned), priced "
+                                              "at running cost only (buy.monthly_total = "
+                                              "power + operations; no capex, no rent)")
     horizon_total: float | None = None
     within_budget: bool | None = None
     budget: float | None = Field(None, description="the budget in `currency`, if one was given")
@@ -496,6 +499,8 @@ class Query(_Doc):
 class Answer(_Doc):
     query: Query
     pinned: bool = Field(False, description="gpu= and gpus= given: plans[0] is that configuration")
+    owned: bool = Field(False, description="the team has the gpu= cards (owned=true, 我们有/we "
+                                           "have): plans on them cost.mode owned, running cost only")
     model: ModelInfo
     method: str = Field("", description="the method sized (after the reader's defaults): named "
                                         "even when no plan runs")

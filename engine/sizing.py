@@ -289,7 +289,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
                            mtp_params=spec.mtp_params, native_quant=spec.native_quant)
     if isinstance(query, str):
         query = Query.build(text=query)
-    return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), model=info,
+    return Answer.build(query=query, pinned=bool(req.gpu and req.gpus), owned=req.owned,
+                        model=info,
                         method=req.method, market=market, plans=plans, recommendation=text,
                         alternatives=alts,
                         to_buy=buy_within_budget(spec, asked, top, today=today, book=book,

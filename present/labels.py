@@ -40,6 +40,16 @@ def cost_summary(c: Cost) -> list[str]:
     """One line per cost fact, shared by the terminal and Slack renderings."""
     lines = []
     m = lambda amount: money(amount, c.currency)  # noqa: E731
+    if c.mode == "owned":
+        # the team's own cards: what running them costs is the whole cost
+        lines.append(_("your cards: {monthly}/month to run (power {power}, operations {ops}); "
+                       "nothing to buy or rent").format(
+            monthly=m(c.buy.monthly_total), power=m(c.buy.monthly_power),
+            ops=m(c.buy.monthly_ops) if c.buy.monthly_ops is not None else _("no price to count from")))
+        if c.job.hours is not None:
+            lines.append(_("this job: {hours:,.1f} h, {share} of running cost").format(
+                hours=c.job.hours, share=m(c.job.buy_share)))
+        return lines
     if c.buy.capex is not None:
         lines.append(_("buy {capex} up front, then {monthly}/month (depreciation {dep}, power "
                        "{power}, operations {ops})").format(

@@ -270,6 +270,9 @@ def _way_field(plan: Plan, req: Request | None) -> str:
     elif c.mode == "buy":
         line = _("Buy {capex}, then {monthly}/mo").format(capex=money(c.buy.capex, cur),
                                                         monthly=money(c.buy.monthly_total, cur))
+    elif c.mode == "owned":
+        return _("Your cards: ≈ {monthly}/mo to run (power and operations)").format(
+            monthly=money(c.buy.monthly_total, cur))
     else:
         return _("no price in the {market} market: add one with `/gpusize quote`").format(
             market=_(MARKETS.get(req.market_choice.market, "")) if req else "")
@@ -334,6 +337,8 @@ def _ranked_cost(plan: Plan) -> str:
         if c.job.hours is not None and c.job.rent is not None:
             return _("{amount}/run").format(amount=amount(c.job.rent))
         return _("{amount}/mo").format(amount=amount(c.rent.monthly))
+    if c.mode == "owned":
+        return _("{amount}/mo to run").format(amount=amount(c.buy.monthly_total))
     return _("{amount} buy").format(amount=amount(c.buy.capex))
 
 
@@ -496,7 +501,8 @@ def _title(ans: Answer) -> str:
                                                                   plan=plan)
     mode = top.cost.mode if top.cost else None
     form = {"rent": N_("{model} {method} → rent {plan}"),
-            "buy": N_("{model} {method} → buy {plan}")}.get(mode or "", N_("{model} {method} → {plan}"))
+            "buy": N_("{model} {method} → buy {plan}"),
+            "owned": N_("{model} {method} → on your {plan}")}.get(mode or "", N_("{model} {method} → {plan}"))
     title = _(form).format(model=model, method=what, plan=plan)
     if top.cost is not None and top.cost.within_budget is False:
         title = _("Over budget: {title}").format(title=title)
@@ -510,8 +516,8 @@ def _chosen_way_prices(plan: Plan) -> tuple[list[str], list[str]]:
     """The cited prices of the way the plan is got (buy or rent), and those of them that are
     stale."""
     c = plan.cost
-    if c is None or c.mode is None:
-        return [], []
+    if c is None or c.mode not in ("buy", "rent"):
+        return [], []  # owned cards are got by no price
     words = [f" {_(text)} " for kind, text in KIND_TEXT.items()
              if kind.startswith("buy") == (c.mode == "buy")]
     mine = [s for s in c.price_sources if any(w in s for w in words)]
@@ -696,6 +702,10 @@ def rent_vs_buy_sections(ans: Answer, limit: int = 5) -> list[str]:
     for plan in [p for p in ans.plans if p.memory.fits][:limit]:
         c = plan.cost
         if c is None:
+            continue
+        if c.mode == "owned":  # the team's cards: neither bought nor rented
+            lines.append(_("• {n} × {card}: your cards, {monthly}/month to run").format(
+                n=plan.gpus, card=plan.gpu_display, monthly=money(c.buy.monthly_total, c.currency)))
             continue
         buy = (_("buy {capex} + {monthly}/month").format(
             capex=money(c.buy.capex, c.currency), monthly=money(c.buy.monthly_total, c.currency))

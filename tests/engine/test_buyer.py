@@ -581,3 +581,55 @@ def test_a_shorter_context_is_the_longest_that_runs_the_users_asked() -> None:
     assert ask("qwen3-32b inference gpu=4090 gpus=8 users=50 context=16k").plans[0].verdict == "no"
     assert ask("qwen3-32b inference gpu=4090 gpus=8 users=50 context=8k").plans[0].verdict != "no"
     assert any(w.startswith("nothing fits as asked") for w in ans.warnings)
+
+
+# -- the buyer's own cards (issue 22): running cost only, on the cards they have ---------------
+
+def test_owned_cards_cost_only_their_running_and_the_headline_says_so() -> None:
+    asked = "qwen3-32b inference gpu=a800 gpus=8"
+    bought, owned = ask(asked), ask(asked + " owned=true")
+    was, now = bought.plans[0].cost, owned.plans[0].cost
+    assert was is not None and now is not None and was.mode in ("buy", "rent")
+    assert owned.owned and not bought.owned and now.mode == "owned"
+    # nothing to buy or rent, no break-even; power from the same power model, operations from
+    # the same share of the purchase price
+    assert now.buy.capex is None and now.rent.monthly is None and now.rent.per_gpu_hour is None
+    assert now.break_even_hours_per_month is None and now.rent_horizon_total is None
+    assert now.buy.monthly_power == was.buy.monthly_power > 0
+    assert was.buy.monthly_ops is not None and now.buy.monthly_ops == was.buy.monthly_ops
+    assert now.buy.monthly_total == now.buy.monthly_power + now.buy.monthly_ops
+    head = owned.recommendation
+    assert head.startswith("On the cards you have: Run on 8 x")
+    for priced in ("up front", "renting costs", "Buy ", "Rent ", "break-even", "pays off"):
+        assert priced not in head, priced
+    assert "running them costs about" in head and "nothing to buy or rent" in head
+    shown = render(owned)
+    assert "your cards:" in shown and "rent " + f"{was.rent.per_gpu_hour:.2f}" not in shown
+
+
+def test_owned_cards_in_chinese_and_other_cards_still_priced() -> None:
+    with i18n.language("zh"):
+        ans = ask("我们手上有8张4090，qwen3-32b推理，100人同时用")
+        text = ans.recommendation
+    assert ans.owned
+    # the asked context does not fit: the same cards come first, priced as owned; other cards
+    # are a purchase or a rental, as buying more is a real option
+    same = [a.plan for a in ans.alternatives if a.plan.gpu == "rtx-4090" and a.plan.cost]
+    other = [a.plan for a in ans.alternatives if a.plan.gpu != "rtx-4090" and a.plan.cost]
+    assert same and all(p.cost.mode == "owned" for p in same)
+    assert other and all(p.cost.mode in ("buy", "rent", None) for p in other)
+    assert any(p.cost.mode in ("buy", "rent") for p in other)
+    assert "同样的卡" in text or "用你现有的卡" in text
+    with i18n.language("zh"):
+        fits = ask("我们有两张3090，能跑qwen2.5-14b吗")
+    assert fits.recommendation.startswith("用你现有的卡：")
+    assert fits.plans[0].cost.mode == "owned" and fits.plans[0].cost.buy.capex is None
+
+
+def test_owned_applies_to_the_named_card_only() -> None:
+    ans = ask("qwen3-32b inference gpu=a800 gpus=8 owned=true", every_plan=True)
+    assert cost.owns(parse("qwen3-32b inference gpu=a800 gpus=8 owned=true"), "a800", 4)
+    assert not cost.owns(parse("qwen3-32b inference gpu=a800 gpus=8 owned=true"), "a800", 16)
+    assert not cost.owns(parse("qwen3-32b inference gpu=a800 gpus=8 owned=true"), "h20", 8)
+    assert not cost.owns(parse("qwen3-32b inference gpu=a800 gpus=8"), "a800", 8)
+    assert ans.plans[0].cost.mode == "owned"

@@ -67,6 +67,10 @@ ASKED = (
     "qwen3-32b 推理 gpu=4090 gpus=8 users=20",
     "qwen2.5-72b 推理 requests=10000 prompt=2000 output=500",
     "70B 全参微调 gpu=h800 gpus=16",
+    # issue 22: the team's own cards, priced at what running them costs
+    "我们有两张3090，能跑qwen2.5-14b吗",
+    "我们手上有8张4090 qwen3-32b 推理 50人同时用",
+    "mistral-7b 全参微调 gpu=a100-40gb gpus=4 owned=true",
 )
 # errors: the grammar's own, and pydantic's bounds, types and choices behind it
 PARSE_ERRORS = ("7B lroa", "7B lora batch=5000", "7B lora gpu_util=0.1", "7B lora months=500",

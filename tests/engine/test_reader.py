@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
+from engine.i18n import language
 from engine.parse import ParseError, parse, read_reply
 from engine.reader import MAX_INPUT_CHARS, Ambiguous, has_slot, read
 
@@ -158,7 +159,7 @@ ISSUE = [
     ("budget=15万 13B lora", {"model": "13B", "method": "lora",
                              "budget": {"amount": 150000.0, "currency": "CNY"}}, None),
     ("我们有8张4090能服务多少人",
-     {"method": "inference", "gpu": "rtx-4090", "gpus": 8}, "capacity"),
+     {"method": "inference", "gpu": "rtx-4090", "gpus": 8, "owned": True}, "capacity"),
     ("qwen3-32b 部署 每天1万次请求",
      {"model": "qwen3-32b", "method": "inference", "requests": 10000}, None),
     ("qwen3-32b serve 10k requests/day, 2k in, 500 out",
@@ -197,9 +198,37 @@ ISSUE += [
      {"model": "qwen3-30b-a3b", "method": "inference", "gpu": "rtx-5090", "gpus": 2, "users": 50},
      None),
     ("We have 16 H20s, what's the biggest model we can serve?",
-     {"model": "largest", "method": "inference", "gpu": "h20", "gpus": 16}, None),
+     {"model": "largest", "method": "inference", "gpu": "h20", "gpus": 16, "owned": True}, None),
     ("我们有8张4090，最少几张能跑qwen3-32b推理",
-     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090"}, "fewest"),
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090", "owned": True}, "fewest"),
+]
+
+# the buyer's own cards (issue 22): "we have / 我们有" right before a count and a card is owned=;
+# a budget, users or cards named without those words are not
+ISSUE += [
+    ("我们有两张3090，能跑qwen2.5-14b吗",
+     {"model": "qwen2.5-14b", "method": "inference", "gpu": "rtx-3090", "gpus": 2, "owned": True},
+     "fits"),
+    ("我们手上有8张4090，qwen3-32b推理",
+     {"model": "qwen3-32b", "method": "inference", "gpu": "rtx-4090", "gpus": 8, "owned": True},
+     None),
+    ("现有两台8卡H800 推理 deepseek-v3",
+     {"model": "deepseek-v3", "method": "inference", "gpu": "h800", "gpus": 16, "owned": True},
+     None),
+    ("we have 4x A100 40GB, can we full fine-tune mistral 7b?",
+     {"model": "mistral-7b", "method": "full-finetune", "gpu": "a100-40gb", "gpus": 4,
+      "owned": True}, "fits"),
+    ("we own 16 A800 (2 servers), full fine-tune 70B",
+     {"model": "70B", "method": "full-finetune", "gpu": "a800", "gpus": 16, "owned": True}, None),
+    ("we've got 2 4090s, qlora llama-3.1-8b",
+     {"model": "llama-3.1-8b", "method": "qlora", "gpu": "rtx-4090", "gpus": 2, "owned": True},
+     None),
+    ("we have a budget of $200k, llama-3.1-70b inference on 8 h100",
+     {"model": "llama-3.1-70b", "method": "inference", "gpu": "h100-sxm", "gpus": 8,
+      "budget": {"amount": 200000.0, "currency": "USD"}}, None),
+    ("我们有预算200万 8张A800 微调 70B",
+     {"model": "70B", "method": "full-finetune", "gpu": "a800", "gpus": 8,
+      "budget": {"amount": 2e6, "currency": "CNY"}}, None),
 ]
 
 # a buyer-style sweep's misreadings (issue 20, second pass)
@@ -228,9 +257,11 @@ ISSUE += [
     ("我们10人团队部署qwen3-8b", {"model": "qwen3-8b", "method": "inference"}, None),
     # the largest model the cards run, with the method asked
     ("我们有8张4090，最大能跑什么模型推理",
-     {"model": "largest", "method": "inference", "gpu": "rtx-4090", "gpus": 8}, "fits"),
+     {"model": "largest", "method": "inference", "gpu": "rtx-4090", "gpus": 8, "owned": True},
+     "fits"),
     ("我们有8张4090，最大能微调多大的模型",
-     {"model": "largest", "method": "full-finetune", "gpu": "rtx-4090", "gpus": 8}, None),
+     {"model": "largest", "method": "full-finetune", "gpu": "rtx-4090", "gpus": 8,
+      "owned": True}, None),
     ("4张A800最大可以LoRA微调哪个模型",
      {"model": "largest", "method": "lora", "gpu": "a800", "gpus": 4}, None),
     ("what is the largest model I can fine-tune with LoRA on 8x4090?",
@@ -287,9 +318,11 @@ ISSUE += [
      None),
     # the sweep's phrasings said other ways
     ("手上有8张4090，能跑的最大模型是什么",
-     {"model": "largest", "method": "inference", "gpu": "rtx-4090", "gpus": 8}, "fits"),
+     {"model": "largest", "method": "inference", "gpu": "rtx-4090", "gpus": 8, "owned": True},
+     "fits"),
     ("我们有两台8卡H800，最大可以训练多大的模型",
-     {"model": "largest", "method": "full-finetune", "gpu": "h800", "gpus": 16}, None),
+     {"model": "largest", "method": "full-finetune", "gpu": "h800", "gpus": 16, "owned": True},
+     None),
     ("qwen3-32b 本地部署还是调API", {"model": "qwen3-32b", "method": "inference"}, None),
     ("qwen3-32b self-hosted vs API?", {"model": "qwen3-32b", "method": "inference"}, None),
     ("qwen3-32b 自建 8张4090", {"model": "qwen3-32b", "method": "inference", "mode": "buy",
@@ -323,6 +356,16 @@ def test_the_issue_list_reads_as_meant(text: str, want: dict[str, Any], question
     reading = read(text)
     assert slots(text) == want
     assert reading.question == question
+
+
+def test_owned_cards_show_in_the_read_line_and_the_exact_form_wins() -> None:
+    assert "your 8×rtx-4090" in read("we have 8 4090s, serve qwen3-32b").read
+    with language("zh"):
+        assert "自有 2×rtx-3090" in read("我们有两张3090，能跑qwen2.5-14b吗").read
+    assert slots("我们有8张4090 qwen3-32b 推理 owned=false")["owned"] is False
+    assert slots("qwen3-32b 推理 gpu=4090 gpus=8 have=yes")["owned"] is True
+    with pytest.raises(ParseError, match="gpu="):
+        parse("qwen3-32b 推理 owned=true")
 
 
 def test_what_is_assumed_is_said() -> None:

@@ -46,7 +46,10 @@ def test_build_makes_whole_numbers_floats_where_validation_would() -> None:
 
 @pytest.mark.parametrize("query", ["lora gpu=4090 gpus=8", "qwen3-32b inference gpu=4090 gpus=8",
                                    "deepseek-v3 inference gpu=4090 gpus=8 requests=100k",
-                                   "largest inference gpu=4090 gpus=8 requests=100k"])
+                                   "largest inference gpu=4090 gpus=8 requests=100k",
+                                   # issue 22: the team's own cards, cost.mode owned
+                                   "qwen3-32b inference gpu=4090 gpus=8 owned=true",
+                                   "mistral-7b full-finetune gpu=a100-40gb gpus=4 owned=true"])
 def test_issue_25_answers_equal_their_validated_twins(query: str) -> None:
     """The box, largest-model and API-alone documents (capacity, largest, api) build as
     validation would make them, every plan completed as --json asks."""
