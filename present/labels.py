@@ -164,7 +164,7 @@ INPUTS = {
     "engine": N_("serving engine"), "budget": N_("budget"), "currency": N_("currency"),
     "region": N_("region"), "hours": N_("use per month"), "months": N_("horizon"),
     "power_price": N_("electricity price"), "goal": N_("ranking"), "market": N_("market"),
-    "mode": N_("buy or rent"), "min_speed": N_("speed per user"),
+    "mode": N_("buy or rent"), "owned": N_("cards you have"), "min_speed": N_("speed per user"),
     "ttft": N_("time to first token"), "replicas": N_("replicas"), "days": N_("deadline"),
     "gpu_util": N_("share of the card vLLM may use"),
     "asked_in": N_("question language"),
