@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import date
 
 from engine import catalog, speed
+from engine.alternatives import RECIPES
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
 from engine.i18n import N_, _, counted
@@ -45,6 +46,10 @@ LIMITS = {"weights": N_("the weights' memory"), "kv-memory": N_("KV cache memory
           "bandwidth": N_("memory bandwidth (decode)"), "compute": N_("compute (decode)"),
           "prefill": N_("prefill compute (first token)"), "cap": N_("the 100,000-user bound")}
 BOUND = {"compute": N_("compute-bound"), "bandwidth": N_("bandwidth-bound")}
+# Request fields that change what is trained or on what data (the method, the adapters' targets,
+# the base's format, the sequence): a recipe setting them answers another question, so "largest"
+# tries only the same-card recipes (engine/alternatives.py RECIPES) that leave them alone.
+WORKLOAD_FIELDS = frozenset({"method", "targets", "quant", "seq", "context", "kv", "engine"})
 FIT_WORDS = {"fits": N_("fits"), "tight": N_("runs tight, under the headroom kept")}
 
 Forward = Callable[[Request], Plan | None]
@@ -240,33 +245,81 @@ def runs(req: Request, plan: Plan | None) -> bool:
     return plan is not None and plan.verdict != "no"
 
 
+def memory_recipes(method: str) -> list[tuple[str, dict[str, object], str]]:
+    """The same-card recipes (engine/alternatives.py RECIPES) that save memory for `method`
+    without changing what is trained: (change, the request fields it sets, what it costs)."""
+    return [(r.change, r.update, r.costs) for r in RECIPES
+            if method in r.methods and not WORKLOAD_FIELDS & r.update.keys()]
+
+
+def _recipe_probes(req: Request) -> list[tuple[str, dict[str, object], str]]:
+    """The request as asked, then (training) each memory-saving recipe it does not already use."""
+    probes: list[tuple[str, dict[str, object], str]] = [("", {}, "")]
+    if req.is_training:
+        probes += [(change, update, costs) for change, update, costs in memory_recipes(req.method)
+                   if not all(getattr(req, k) == v for k, v in update.items())]
+    return probes
+
+
 def largest_fit(req: Request, today: date, book: PriceBook,
                 prepare: Prepare = _as_asked) -> tuple[ModelFit, ModelSpec | None]:
     """The largest catalog model req.method runs on the box (serving: at the service level), by
     the forward answer for each model from the largest down, and what stops the next larger one;
-    with its spec (None when no catalog model runs)."""
+    with its spec (None when no catalog model runs). Training, a model that does not run as asked
+    is tried with each memory-saving recipe the same-card alternatives use (8-bit paged AdamW,
+    the fused optimizer step, chunked loss, activation offload), lightest change first: the fit
+    names the recipe that makes it run and what that costs."""
     models = sorted(catalog.models().values(), key=lambda m: (-m.params, m.name))
-    failures: list[tuple[ModelSpec, Plan | None]] = []
+    failures: list[tuple[ModelSpec, Plan | None, tuple[str, Plan] | None]] = []
+    probes = _recipe_probes(req)
     for model in models:
-        probe = prepare(model, _at(req, model=model.name,
-                                   quant=req.quant if req.is_serving else None))
-        plan = forward_answer(model, today, book)(probe)
-        if not runs(req, plan):
-            failures.append((model, plan))
+        asked = _at(req, model=model.name, quant=req.quant if req.is_serving else None)
+        forward = forward_answer(model, today, book)
+        first: Plan | None = None
+        lightest: tuple[str, Plan] | None = None  # the failing recipe that needs least memory
+        found: tuple[str, dict[str, object], str, Plan] | None = None
+        for change, update, costs in probes:
+            plan = forward(prepare(model, asked.model_copy(update=update)))
+            if not update:
+                first = plan  # why it fails is said from the recipe as asked
+            if runs(req, plan):
+                assert plan is not None
+                found = (change, update, costs, plan)
+                break
+            if update and plan is not None and (
+                    lightest is None or plan.memory.total < lightest[1].memory.total):
+                lightest = (change, plan)
+        if found is None:
+            failures.append((model, first, lightest))
             continue
-        assert plan is not None
-        bigger = next(((m, p) for m, p in reversed(failures) if m.params > model.params), None)
+        change, update, costs, plan = found
+        bigger = next(((m, p, light) for m, p, light in reversed(failures)
+                       if m.params > model.params), None)
+        limit = _("the largest catalog model")
+        if bigger:
+            limit = _why_not(req, bigger[0], bigger[1]) + _still_not(bigger[2], len(probes) > 1)
         return ModelFit.build(
             method=req.method, model=model.name, display=model.display, params=model.params,
             verdict=plan.verdict, tokens_per_s=(plan.speed.decode_tokens_per_s if req.is_serving
                                                 else plan.speed.train_tokens_per_s),
-            next_model=bigger[0].name if bigger else None,
-            limit=_why_not(req, *bigger) if bigger else _("the largest catalog model")
-        ), model
+            recipe=_(change) if change else "", recipe_update=dict(update),
+            recipe_costs=_(costs) if costs else "",
+            host_ram_gb=plan.memory.host_offload / 1e9 if change else 0.0,
+            next_model=bigger[0].name if bigger else None, limit=limit), model
     smallest = failures[-1] if failures else None
     return ModelFit.build(method=req.method, model=None,
                           next_model=smallest[0].name if smallest else None,
-                          limit=_why_not(req, *smallest) if smallest else ""), None
+                          limit=_why_not(req, smallest[0], smallest[1])
+                          + _still_not(smallest[2], len(probes) > 1) if smallest else ""), None
+
+
+def _still_not(lightest: tuple[str, Plan] | None, tried: bool) -> str:
+    """What the memory-saving recipe that comes closest still needs (none tried: nothing)."""
+    if lightest is not None and lightest[1].verdict == "no":
+        m = lightest[1].memory
+        return _(", and {recipe} still needs {need:.1f} GiB").format(recipe=_(lightest[0]),
+                                                              need=m.total / GIB)
+    return _(", nor with any of the memory-saving recipes tried") if tried else ""
 
 
 def _why_not(req: Request, model: ModelSpec, plan: Plan | None) -> str:
@@ -296,6 +349,9 @@ def training_capacity(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
     for MODEL largest), and the asked model's recipes, the fastest that fits first, with what
     stops a faster one."""
     base = original or req
+    if known is not None and known.recipe_update:  # the other methods start from the recipe asked
+        base = base.model_copy(update={k: Request.model_fields[k].default
+                                       for k in known.recipe_update})
     largest = [known if known is not None and known.method == name else
                largest_fit(_at(base, method=name), today, book, prepare)[0]
                for name in LARGEST_METHODS]
@@ -303,7 +359,8 @@ def training_capacity(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
     fastest = recipes[0] if recipes else None
     tight = next((r for r in recipes if r.verdict == "tight"), None)  # the fastest tight one
     box = f"{req.gpus} x {gpu.display}"
-    parts = [_("{method}: up to {model}").format(method=method_name(f.method), model=f.display)
+    parts = [(_("{method}: up to {model}").format(method=method_name(f.method), model=f.display)
+              + (_(" ({recipe})").format(recipe=f.recipe) if f.recipe else ""))
              if f.model else _("{method}: no catalog model").format(method=method_name(f.method))
              for f in largest]
     text = _("{box} trains {list}").format(box=box, list=_("; ").join(parts))
@@ -367,12 +424,15 @@ def fastest_recipes(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
     forward = forward_answer(spec, today, book)
     zeros: tuple[int | None, ...] = ((None, *ZERO_STAGES) if (req.gpus or 1) > 1
                                      and req.zero is None else (req.zero,))
+    # an offload the request chose that the knob does not vary (a recipe's activations) stays
+    offloads = RECIPE_KNOBS[2][1] + ((req.offload,) if req.offload is not None
+                                     and req.offload not in RECIPE_KNOBS[2][1] else ())
     found: list[Recipe] = []
     seen: set[tuple[object, ...]] = set()
     for zero in zeros:
         for checkpointing in RECIPE_KNOBS[0][1]:
             for batch in RECIPE_KNOBS[1][1]:
-                for offload in RECIPE_KNOBS[2][1]:
+                for offload in offloads:
                     if offload != "none" and any(
                             (r.settings.checkpointing, r.settings.batch) == (checkpointing, batch)
                             and (zero is None or r.settings.zero == zero) for r in found):
@@ -459,6 +519,11 @@ def largest_text(req: Request, gpu: GpuSpec, fit: ModelFit) -> str:
                  "{verdict})").format(box=box, method=method_name(req.method), model=fit.display,
                                       params=(fit.params or 0) / 1e9,
                                       verdict=_(FIT_WORDS.get(fit.verdict or "", "")))
+        if fit.recipe:
+            text += _(" {recipe}, about {rate:,.0f} tokens/s ({costs})").format(
+                recipe=fit.recipe, rate=fit.tokens_per_s or 0.0, costs=fit.recipe_costs)
+            if fit.host_ram_gb:
+                text += _(", with {gb:,.0f} GB of host RAM per GPU").format(gb=fit.host_ram_gb)
     if fit.next_model:
         text += _("; the next larger does not: {why}").format(why=fit.limit)
     return text

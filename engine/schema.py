@@ -391,6 +391,12 @@ class ModelFit(_Doc):
     verdict: str | None = None
     tokens_per_s: float | None = Field(None, description="training: the whole box; serving: per "
                                                          "user")
+    recipe: str = Field("", description="training: the memory-saving recipe that makes it run "
+                                         "(empty: it runs as asked)")
+    recipe_update: dict[str, Any] = Field(default_factory=dict, description="the request fields "
+                                          "that recipe sets")
+    recipe_costs: str = Field("", description="what that recipe costs in speed, in words")
+    host_ram_gb: float = Field(0.0, description="host RAM per GPU that recipe offloads to")
     next_model: str | None = Field(None, description="the next larger catalog model, which does "
                                                      "not run (or misses the service level)")
     limit: str = Field("", description="why next_model does not: memory per GPU or the service "

@@ -57,7 +57,9 @@ def size(req: Request, *, hub: HubLookup | None = None, book: PriceBook | None =
         today = today or date.today()
         book = book or price_book()
         fit, spec = largest_model(req, today, book)
-        return answer_for(spec, req.model_copy(update={"model": spec.name}), query=query,
+        # the model is answered with the recipe that made it fit, so its plan is the one found
+        return answer_for(spec, req.model_copy(update={"model": spec.name, **fit.recipe_update}),
+                          query=query,
                           today=today, book=book, every_plan=every_plan, largest=fit)
     spec, notes = resolve_model(req.model, hub=hub)
     return answer_for(spec, req, query=query, model_notes=notes, today=today, book=book,

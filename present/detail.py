@@ -118,7 +118,8 @@ def capacity_lines(cap: Capacity | None) -> list[str]:
                                "{rate:,.0f} tokens/s)").format(
             method=method_title(f.method), model=f.display, params=(f.params or 0) / 1e9,
             verdict=_(VERDICTS.get(f.verdict or "", f.verdict or "")),
-            rate=f.tokens_per_s or 0) if f.model else
+            rate=f.tokens_per_s or 0) + (_(" ({recipe})").format(recipe=f.recipe)
+                                         if f.recipe else "") if f.model else
             _("largest for {method}: none of the catalog's models").format(
                 method=method_title(f.method))))
         if f.next_model and f.limit:

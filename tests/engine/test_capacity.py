@@ -10,8 +10,8 @@ from datetime import date
 import pytest
 
 import engine
-from engine import catalog
-from engine.capacity import CONTEXT_STEP, LARGEST_METHODS, MAX_USERS, _split
+from engine import catalog, runs
+from engine.capacity import CONTEXT_STEP, LARGEST_METHODS, MAX_USERS, _split, memory_recipes
 from engine.i18n import _
 from engine.parse import parse
 from engine.plan import ranked_plans
@@ -111,17 +111,25 @@ def test_no_capacity_unless_the_box_is_given() -> None:
     assert engine.ask("qwen3-32b inference gpu=4090", today=TODAY).capacity is None
 
 
-def _train(spec_name: str, method: str, box: str) -> Plan | None:
+def _train(spec_name: str, method: str, box: str, **recipe: object) -> Plan | None:
     """The forward answer for training this model on the box, asked as the sizing asks it (the
-    released format for LoRA's frozen base)."""
+    released format for LoRA's frozen base), with a recipe's request fields when given."""
     spec = catalog.models()[spec_name]
-    req = prepared(spec, parse(f"{spec_name} {method} {box}"))
+    req = prepared(spec, parse(f"{spec_name} {method} {box}").model_copy(update=recipe))
     plans, _m, _e = ranked_plans(spec, req, today=TODAY, book=price_book())
     return plans[0] if plans else None
 
 
 TRAIN_BOXES = ("gpu=rtx-4090 gpus=2", "gpu=h100-sxm gpus=8", "gpu=a100-80gb gpus=4",
-               "gpu=rtx-3090 gpus=1", "gpu=h20 gpus=8")
+               "gpu=rtx-3090 gpus=1", "gpu=h20 gpus=8", "gpu=rtx-4090 gpus=1")
+
+
+def _runs_with_some_recipe(spec_name: str, method: str, box: str) -> bool:
+    """The model's forward answer runs on the box as asked or with any memory-saving recipe the
+    same-card alternatives would try."""
+    return any(
+        (plan := _train(spec_name, method, box, **update)) is not None and plan.verdict != "no"
+        for update in ({}, *(u for _c, u, _k in memory_recipes(method))))
 
 
 @pytest.mark.parametrize("box", TRAIN_BOXES)
@@ -132,12 +140,16 @@ def test_largest_model_runs_and_the_next_larger_does_not(box: str) -> None:
     ordered = sorted(catalog.models().values(), key=lambda m: -m.params)
     for fit in cap.largest:
         assert fit.model is not None
-        plan = _train(fit.model, fit.method, box)
+        plan = _train(fit.model, fit.method, box, **fit.recipe_update)
         assert plan is not None and plan.verdict != "no"
+        if fit.recipe:  # a recipe is reported only where the model does not run as asked
+            as_asked = _train(fit.model, fit.method, box)
+            assert as_asked is None or as_asked.verdict == "no"
+            assert plan.speed.train_tokens_per_s == pytest.approx(fit.tokens_per_s)
         bigger = [m for m in ordered if m.params > (fit.params or 0)]
         for model in bigger:
-            plan = _train(model.name, fit.method, box)
-            assert plan is None or plan.verdict == "no", (fit.method, model.name)
+            assert not _runs_with_some_recipe(model.name, fit.method, box), (fit.method,
+                                                                             model.name)
         if bigger:  # what stops the next larger is its own answer's memory
             nearest = bigger[-1]
             assert fit.next_model is not None
@@ -147,7 +159,41 @@ def test_largest_model_runs_and_the_next_larger_does_not(box: str) -> None:
                 assert f"{failed.memory.total / 2**30:.1f} GiB" in fit.limit
 
 
+def test_largest_full_finetune_tries_the_same_card_recipes() -> None:
+    """One 4090: the standard AdamW recipe holds only a ~1B model, but the same-card
+    alternatives' recipes (torchtune's 8-bit paged AdamW, fused step, chunked loss) hold more;
+    "largest" reports the recipe, its cost and speed, and is never smaller than a model someone
+    published a full fine-tune of on that one card."""
+    box = "gpu=4090 gpus=1"
+    cap = engine.ask(f"largest full-finetune {box}", today=TODAY).capacity
+    assert cap is not None
+    fit = next(f for f in cap.largest if f.method == "full-finetune")
+    assert fit.model is not None and fit.recipe and fit.recipe_costs
+    assert any(fit.recipe == _(change) and fit.recipe_update == update
+               for change, update, _k in memory_recipes("full-finetune"))
+    assert fit.recipe in cap.text and fit.recipe_costs in cap.text
+    assert f"{fit.tokens_per_s:,.0f} tokens/s" in cap.text
+    published = [r for r in runs.runs() if r.method == "full-finetune" and r.gpus == 1
+                 and catalog.gpus()[r.gpu].memory_gb <= catalog.gpus()["rtx-4090"].memory_gb]
+    assert published
+    assert all((fit.params or 0) >= r.spec.params for r in published)
+    # the model the answer is then about is planned with that recipe, and it runs
+    ans = engine.ask(f"largest full-finetune {box}", today=TODAY)
+    assert ans.model.name == fit.model and ans.plans[0].verdict != "no"
+    assert ans.plans[0].settings.optimizer == fit.recipe_update["optimizer"]
+
+
+def test_recipes_tried_keep_what_is_trained() -> None:
+    """"largest" never changes the method, the adapters' targets, the base's format or the data
+    to make a model fit: those answer another question."""
+    for method in LARGEST_METHODS:
+        for _change, update, _costs in memory_recipes(method):
+            assert not {"method", "targets", "quant", "seq", "context"} & update.keys()
+    assert memory_recipes("full-finetune")  # the same-card table is shared, not empty
+
+
 @pytest.mark.parametrize("text", ["lora gpu=4090 gpus=8", "largest lora gpu=4090 gpus=8",
+                                  "largest full-finetune gpu=4090 gpus=1",
                                   "biggest full-finetune gpu=a100-80gb gpus=4"])
 def test_largest_as_the_model_answers_for_that_model(text: str) -> None:
     """MODEL largest (or MODEL left out with a box): the answer is about the largest model the
