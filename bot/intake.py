@@ -20,8 +20,9 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot import keys
-from bot.limits import Limit, allow
-from engine import UnknownModel, catalog
+from bot.limits import Limit, allow, minutes
+from bot.words import TOO_MANY_THREADS
+from engine import UnknownModel, UserError, catalog
 from engine import hub as hub_cache
 from engine.architecture import ModelSpec
 from engine.family import parse_size
@@ -34,6 +35,10 @@ from engine.resolve import HubLookup, resolve_model
 # the look-up threads for up to HUB_TIMEOUT_S
 NEW_HUB_MODELS = Limit("hub-new", count=10, window_s=600)
 _HUB_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub-lookup")
+
+
+class TooManyThreads(UserError):
+    """Over the per-person limit on new threads: said as it is, with no correction to run."""
 
 
 class _NotLookedUpYet(LookupError):
@@ -93,6 +98,17 @@ class Intake:
         UnknownModel saying when to try again. Before the ack: local and Redis only."""
         draft = await self.read(text)
         await self.allow_lookup(team, user, draft)
+        return draft
+
+    async def admit_question(self, text: str, *, team: str, user: str, limit: Limit) -> Draft:
+        """`admit`, then count a new thread against `limit` (one person's new threads an hour):
+        every way a question opens a thread (typed, the form, an error's "Run it") comes here,
+        so none goes around the limit. Over it, TooManyThreads."""
+        draft = await self.admit(text, team=team, user=user)
+        verdict = await allow(self.redis, limit=limit, team=team, subject=user)
+        if not verdict.allowed:
+            raise TooManyThreads(_(TOO_MANY_THREADS).format(count=limit.count,
+                                                            minutes=minutes(verdict)))
         return draft
 
     async def allow_lookup(self, team: str, user: str, draft: Draft) -> None:

@@ -35,13 +35,23 @@ MODAL_OPEN_S = 2.0  # views.open before the ack: Slack's 3 s hold the ack and th
 DETAIL_NOW_S = 1.0  # a detail worked out within this is opened with its content at once
 
 
+class PressWithoutChannel(LookupError):
+    """A press in a modal or on App Home: Slack sends no channel, so there is no thread to
+    answer in; the ack is its whole answer."""
+
+
 def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """(team, channel, thread_ts, message_ts, user) of a block action."""
+    """(team, channel, thread_ts, message_ts, user) of a block action; PressWithoutChannel
+    for one that has no channel."""
+    channel = body.get("channel")
+    if not isinstance(channel, dict) or not channel.get("id"):
+        container = body.get("container")
+        raise PressWithoutChannel(container.get("type") if isinstance(container, dict) else None)
     message = body.get("message") or {}
     message_ts = body.get("container", {}).get("message_ts") or message.get("ts", "")
     thread_ts = message.get("thread_ts") or message_ts
     team = (body.get("team") or {}).get("id") or body.get("user", {}).get("team_id", "")
-    return team, body["channel"]["id"], thread_ts, message_ts, body["user"]["id"]
+    return team, channel["id"], thread_ts, message_ts, body["user"]["id"]
 
 
 def _press(body: dict[str, Any], view_id: str = "") -> dict[str, Any]:
@@ -116,6 +126,10 @@ def guarded(parts: Parts, kind: str) -> Listener:
     async def listener(ack: Any, body: dict[str, Any]) -> None:
         try:
             await record(ack, body)
+        except PressWithoutChannel as err:  # expected, not a fault: one line, no traceback
+            log.info("button press without a channel (from %.40s), acked only", err)
+            with contextlib.suppress(Exception):
+                await ack()
         except Exception:  # a payload the bot cannot read: acked all the same, never a 500
             log.exception("button press not recorded")
             with contextlib.suppress(Exception):

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot import keys, subcommands
+from bot.intake import TooManyThreads
 from bot.job import Job, Submitted
 from bot.listeners.commands.gpusize import error_notice
 from bot.observability import COMMANDS
@@ -39,8 +40,14 @@ def run_it(parts: Parts) -> Listener:
         team, channel, user, action = who(body)
         text = clean_input(str(action.get("value") or "")).strip()
         set_language(await parts.languages.of(team, user, text))
-        try:
-            draft = await parts.intake.admit(text, team=team, user=user)
+        try:  # the same checks and the same thread limit as the typed command
+            draft = await parts.intake.admit_question(text, team=team, user=user,
+                                                      limit=parts.thread_limit)
+        except TooManyThreads as err:  # the error card stays: it can be run once allowed
+            COMMANDS.labels("limited").inc()
+            with contextlib.suppress(Exception):
+                await respond(replace_original=False, response_type="ephemeral", text=str(err))
+            return
         except UserError as err:
             msg = error_notice(parts, err, text)
             with contextlib.suppress(Exception):

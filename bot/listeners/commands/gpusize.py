@@ -17,7 +17,8 @@ from typing import Any
 from redis.exceptions import RedisError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot import forms, keys, limits, subcommands
+from bot import forms, keys, subcommands
+from bot.intake import TooManyThreads
 from bot.job import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import COMMANDS, REDIS_ERRORS
@@ -26,7 +27,7 @@ from bot.permissions import Permissions
 from bot.pricestore import new_id
 from bot.replies import Notice
 from bot.subcommands import HELP_WORDS, Call, help_message
-from bot.words import STORE_DOWN, TOO_MANY_THREADS, failure_text
+from bot.words import STORE_DOWN, failure_text
 from engine import ParseError, UserError
 from engine.i18n import _, current, set_language
 from engine.request import Draft
@@ -76,7 +77,15 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
                 await parts.jobs.run_here(job)
             return
         try:
-            draft = await parts.intake.admit(text, team=command["team_id"], user=command["user_id"])
+            # each question opens a thread: one person's are counted (a script opened 500 in 4 s)
+            draft = await parts.intake.admit_question(text, team=command["team_id"],
+                                                      user=command["user_id"],
+                                                      limit=parts.thread_limit)
+        except TooManyThreads as err:
+            COMMANDS.labels("limited").inc()
+            msg = Notice(str(err))
+            await ack(text=msg.text, blocks=msg.blocks)
+            return
         except UserError as err:
             COMMANDS.labels("error").inc()
             msg = error_notice(parts, err, text)
@@ -86,15 +95,6 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             COMMANDS.labels("error").inc()
             log.warning("/gpusize input refused: %s", type(err).__name__)
             msg = Notice(failure_text(err))
-            await ack(text=msg.text, blocks=msg.blocks)
-            return
-        # each question opens a thread: one person's are counted (a script opened 500 in 4 s)
-        verdict = await limits.allow(parts.store.redis, limit=parts.thread_limit,
-                                     team=command["team_id"], subject=command["user_id"])
-        if not verdict.allowed:
-            COMMANDS.labels("limited").inc()
-            msg = Notice(_(TOO_MANY_THREADS).format(count=parts.thread_limit.count,
-                                                    minutes=limits.minutes(verdict)))
             await ack(text=msg.text, blocks=msg.blocks)
             return
         # recorded before the ack (bot.jobs): a stop or a crash now loses nothing, and a replay

@@ -9,13 +9,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot import forms, keys, limits
+from bot import forms, keys
 from bot.job import Job, Submitted
 from bot.observability import COMMANDS
 from bot.parts import Parts
-from bot.words import TOO_MANY_THREADS
 from engine.errors import UserError
-from engine.i18n import _, current, set_language
+from engine.i18n import current, set_language
 from present.blockkit import clean_input
 
 log = logging.getLogger(__name__)
@@ -38,13 +37,9 @@ def submitted(parts: Parts) -> Listener:
         try:
             text, channel = forms.read(view, user=user)
             text = clean_input(text)
-            draft = await parts.intake.admit(text, team=team, user=user)
             # a submitted form opens a thread as a typed question does: counted the same way
-            verdict = await limits.allow(parts.store.redis, limit=parts.thread_limit, team=team,
-                                         subject=user)
-            if not verdict.allowed:
-                raise UserError(_(TOO_MANY_THREADS).format(count=parts.thread_limit.count,
-                                                           minutes=limits.minutes(verdict)))
+            draft = await parts.intake.admit_question(text, team=team, user=user,
+                                                      limit=parts.thread_limit)
         except UserError as err:
             COMMANDS.labels("error").inc()
             await ack(response_action="errors",
