@@ -360,7 +360,9 @@ def training_capacity(spec: ModelSpec, req: Request, gpu: GpuSpec, today: date,
     tight = next((r for r in recipes if r.verdict == "tight"), None)  # the fastest tight one
     box = f"{req.gpus} x {gpu.display}"
     parts = [(_("{method}: up to {model}").format(method=method_name(f.method), model=f.display)
-              + (_(" ({recipe})").format(recipe=f.recipe) if f.recipe else ""))
+              + (_(" ({recipe}, {gb:,.0f} GB of host RAM per GPU)").format(
+                  recipe=f.recipe, gb=f.host_ram_gb) if f.recipe and f.host_ram_gb
+                 else _(" ({recipe})").format(recipe=f.recipe) if f.recipe else ""))
              if f.model else _("{method}: no catalog model").format(method=method_name(f.method))
              for f in largest]
     text = _("{box} trains {list}").format(box=box, list=_("; ").join(parts))
