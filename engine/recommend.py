@@ -599,7 +599,7 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
     elif billions <= 70:
         out.append(_("7B-70B tier (buying guide): train on several GPUs in parallel rather than one "
                      "big card"))
-    else:
+    elif mode != "owned":  # rent-or-build advice is moot on cards the team has
         line = _("> 70B tier (buying guide): rent cluster time (supercomputing / AI computing "
                  "centres) rather than building a machine room; rent first")
         if mode == "buy":
@@ -628,7 +628,8 @@ def advice(spec: ModelSpec, req: Request, plans: list[Plan]) -> list[str]:
         elif req.users > 50:
             out.append(_("> 50 concurrent users (buying guide): H20/H200-class cards with "
                          "TensorRT-LLM, or a public-cloud API"))
-    if top and top.cost and top.cost.job.hours is not None and top.cost.job.hours < 730:
+    if (top and top.cost and top.cost.job.hours is not None and top.cost.job.hours < 730
+            and mode != "owned"):
         line = _("a job shorter than a month: rent it (buying guides: rent first for short projects)")
         if mode == "buy" and top.cost.rent.per_gpu_hour is None:
             # the card has no rental price; other cards may: the cheapest rented job is named

@@ -495,7 +495,8 @@ def _title(ans: Answer) -> str:
     if top is None:
         return _("{model} → nothing fits").format(model=model)
     what = method_name(top.method)
-    plan = plan_name(top.gpus, top.gpu_display) + _access(top)
+    owned = top.cost is not None and top.cost.mode == "owned"  # where to get them is moot
+    plan = plan_name(top.gpus, top.gpu_display) + ("" if owned else _access(top))
     if top.verdict == "no":
         return _("{model} {method} → does not fit {plan}").format(model=model, method=what,
                                                                   plan=plan)

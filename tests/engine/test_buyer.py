@@ -624,6 +624,16 @@ def test_owned_cards_in_chinese_and_other_cards_still_priced() -> None:
         fits = ask("我们有两张3090，能跑qwen2.5-14b吗")
     assert fits.recommendation.startswith("用你现有的卡：")
     assert fits.plans[0].cost.mode == "owned" and fits.plans[0].cost.buy.capex is None
+    with i18n.language("zh"):
+        view = answer_view(fits, CardInput(version=1), req=parse("我们有两张3090，能跑qwen2.5-14b吗"))
+    assert "用你现有的" in view["title"] and "二手" not in view["title"]
+    assert "自有的卡" in view["fields"][1]
+
+
+def test_owned_cards_get_no_rent_first_advice() -> None:
+    asked = "mistral-7b full-finetune gpu=a800 gpus=8"
+    assert any("rent it" in line for line in ask(asked).advice)
+    assert not any("rent it" in line for line in ask(asked + " owned=true").advice)
 
 
 def test_owned_applies_to_the_named_card_only() -> None:
