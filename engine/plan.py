@@ -188,8 +188,9 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     host = 0.0
     if offloaded or paged:
         host += sharded_host(trainable * ob, s)
-    if offload_all:
-        host += sharded_host(trainable * (wb + gb), s)
+    if offload_all:  # with adapters the frozen base waits on the host too (QLoRA + FSDP offload)
+        frozen_host = weight_bytes(spec, req.weight_quant).total_bytes if req.spec.adapters else 0
+        host += sharded_host(trainable * (wb + gb) + frozen_host, s)
     per_logit = logit * s.tp / (req.seq_len * req.batch * spec.vocab)
 
     def detail() -> tuple[tuple[str, str], ...]:

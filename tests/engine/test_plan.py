@@ -167,3 +167,19 @@ def test_every_catalog_model_answers_every_method() -> None:
         for method in ("full-finetune", "lora", "qlora", "inference", "pretrain"):
             ans = engine.ask(f"{name} {method}")
             assert ans.assumptions and ans.model.params > 0, (name, method)
+
+
+@pytest.mark.parametrize("text", ["qwen2.5-72b qlora gpu=4090 gpus=2 zero=3 offload=all",
+                                  "llama-3.1-70b qlora gpu=4090 gpus=1 offload=all"])
+def test_offload_all_counts_the_frozen_base_in_host_memory(text: str) -> None:
+    """QLoRA with FSDP parameter offload keeps the 4-bit base on the host, not only the adapters:
+    the host memory per GPU holds at least the base's share."""
+    from engine.quant import weight_bytes
+
+    ans = engine.ask(text)
+    plan = ans.plans[0]
+    assert plan.settings.offload == "all"
+    s = plan.settings
+    base = weight_bytes(catalog.models()[ans.model.name], s.quant).total_bytes
+    share = base / s.tp / s.pp / s.dp
+    assert plan.memory.host_offload >= share
