@@ -20,8 +20,9 @@ Formulas:
   power/month    (GPU TDP x count + host) x PUE x hours/month x price/kWh
   ops/month      the seeds' self-built running cost less its power, per unit of capex
   rent/month     hourly kinds: rate x GPUs x hours/month; server-months: servers x the month
-  rent for a job hourly kinds: rate x GPUs x max(job hours, the quote's minimum term);
-                 server-months: whole months x servers
+  rent for a job max(job hours, the quote's minimum term) at the quote's rate: hourly kinds
+                 rate x GPUs, server-months the servers' month / 730 h; no minimum term is
+                 assumed where the quote states none (the answer asks for it)
   break-even     hours/month where (capex/months + ops + power/h x h) = rent/h x h; only for
                  rent billed by the hour (a dedicated month costs the same at any use)
 
@@ -109,11 +110,14 @@ class RentOffer(NamedTuple):
         return (self.month_per_server or 0.0) * self.servers
 
     def job(self, gpus: int, hours: float) -> float:
-        """Rent for one job of `hours` wall-clock hours, minimum terms included."""
+        """Rent for one job of `hours` wall-clock hours at the rate's own basis: the hours run,
+        or the minimum term when the quote states one (a run is never charged a month that no
+        quote asked for, so runs on clusters and on dedicated servers compare alike)."""
+        billed = max(hours, self.min_hours)
         if self.hourly:
-            return self.per_gpu_hour * gpus * max(hours, self.min_hours)
-        return (self.month_per_server or 0.0) * self.servers * max(1, math.ceil(
-            hours / HOURS_PER_MONTH))
+            return self.per_gpu_hour * gpus * billed
+        # whole servers are rented, whatever share of the last one the plan uses
+        return (self.month_per_server or 0.0) * self.servers * billed / HOURS_PER_MONTH
 
     def monthly_span(self, gpus: int, hours: float) -> tuple[float, float] | None:
         """The range a month of renting costs across listing and dedicated server prices."""
@@ -279,8 +283,9 @@ def rent_offer(book: PriceBook, gpu: GpuSpec, gpus: int, currency: str, market: 
             "RoCE or InfiniBand between them").format(
             per=GPUS_PER_SERVER, where=_(dedicated[0].where) if dedicated[0].where
             else _("the quote's provider"))
-        return RentOffer("rent_server_month", month / HOURS_PER_MONTH, False, HOURS_PER_MONTH,
-                         servers, month * per, None, where, (dedicated[0],))
+        return RentOffer("rent_server_month", month / HOURS_PER_MONTH, False,
+                         dedicated[0].min_hours, servers, month * per, None, where,
+                         (dedicated[0],))
     return None
 
 
@@ -335,6 +340,8 @@ def _rent_note(offer: RentOffer, gpu: GpuSpec, gpus: int, inputs: CostInputs) ->
             servers=counted(offer.servers, "server"))
         if offer.where:
             text += _(" ({where})").format(where=offer.where)
+        if offer.min_hours:
+            text += _("; at least {hours:g} h billed").format(hours=offer.min_hours)
     if offer.span is not None:
         low, high = offer.span
         text += _("; listings and dedicated servers differ more than {factor:g}x: {low:.3g}-"

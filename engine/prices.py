@@ -10,7 +10,8 @@ Price kinds (`Kind`), each the price of one way to get cards, at the scale it co
   buy_server         one whole server (cards, CPUs, RAM, chassis), bought
   rent_card_hour     an on-demand or spot listing per GPU-hour: what one server's worth of cards
                      rents for, by the hour; it says nothing about renting several servers
-  rent_server_month  a dedicated whole server for a month, whatever the use
+  rent_server_month  a dedicated whole server for a month, whatever the use; `min_hours` the
+                     shortest term billed when the quote states one
   rent_cluster_hour  reserved multi-server capacity with a fabric between the servers, per
                      GPU-hour: `min_gpus` is the smallest cluster quoted, `min_hours` the shortest
                      term billed, `where` says who rents such capacity
@@ -77,7 +78,8 @@ class Price(_Row):
     # its market, whatever the public availability data says
     team_quote: bool = False
     # rent_cluster_hour: the smallest cluster the quote is for, the shortest term billed (hours
-    # per GPU), and who rents such capacity ("AI computing centres (智算中心)")
+    # per GPU; rent_server_month too, when its quote states one), and who rents such capacity
+    # ("AI computing centres (智算中心)")
     min_gpus: int = 1
     min_hours: float = 0.0
     where: str = ""

@@ -269,14 +269,18 @@ def rent_clause(plan: Plan, req: Request) -> list[str]:
             text += _(", {monthly}/month {use}").format(
                 monthly=money(r.monthly, c.currency), use=_use_text(req, c.hours_per_month))
         if r.hourly is False:
-            text += _(" (dedicated servers bill a whole month: {monthly}/month)").format(
+            # the run's share of the servers' month, the basis every other plan's run uses
+            text += _(" (dedicated servers at {monthly}/month, counted for the hours run)").format(
                 monthly=money(r.monthly, c.currency))
+        if r.min_hours and c.job.hours is not None and c.job.hours < r.min_hours:
+            text += _(" (the quote's minimum term of {hours:g} h is billed)").format(
+                hours=r.min_hours)
     else:
         text = _("renting costs {monthly}/month {use}").format(
             monthly=money(r.monthly, c.currency), use=_use_text(req, c.hours_per_month))
     if r.where:
         text += _(", from {where}").format(where=r.where)
-    if r.kind == "rent_cluster_hour" and not r.min_hours:
+    if r.kind in ("rent_cluster_hour", "rent_server_month") and not r.min_hours:
         text += _(" (the rate states no minimum term: ask for one)")
     out = [text]
     if r.monthly_low is not None and r.monthly_high is not None:

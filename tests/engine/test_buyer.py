@@ -62,6 +62,59 @@ def test_a_cluster_rent_answer_names_where_it_is_rented() -> None:
         assert top.cost.rent.where and top.cost.rent.where in ans.recommendation
 
 
+def test_a_run_on_dedicated_servers_is_not_charged_a_month_no_quote_states() -> None:
+    """A 3-hour run on 4 dedicated 8 x A800 servers was billed a whole month (600k CNY) while a
+    cluster run beside it was billed its hours, so the answer read "598k less for the run". The
+    seed's server-month states no minimum term (it is even "by usage"): the run is the hours run
+    at the month's rate, the same basis as every hourly rate, and the answer asks for a term."""
+    a800 = find_gpu("a800")
+    offer = rent_offer(BOOK, a800, 32, "CNY", "china")
+    assert offer is not None and offer.kind == "rent_server_month" and not offer.min_hours
+    assert offer.job(32, 3) == pytest.approx(4 * 150_000 * 3 / HOURS_PER_MONTH)
+    assert offer.job(32, 3) == pytest.approx(offer.per_gpu_hour * 32 * 3)
+    # whole servers are rented: 12 cards take two servers
+    assert rent_offer(BOOK, a800, 12, "CNY", "china").job(12, 10) == pytest.approx(
+        2 * 150_000 * 10 / HOURS_PER_MONTH)
+    ans = ask("70B full-finetune gpu=a800 gpus=32 tokens=100M mode=rent")
+    c = ans.plans[0].cost
+    assert c.rent.kind == "rent_server_month" and c.rent.min_hours is None
+    assert c.job.rent == pytest.approx(c.rent.monthly * c.job.hours / HOURS_PER_MONTH, rel=0.01)
+    assert "no minimum term" in ans.recommendation and "whole month" not in ans.recommendation
+
+
+@pytest.mark.parametrize("query", ["70B 全参微调 预算200万", "70B full-finetune tokens=100M mode=rent",
+                                   "70B full-finetune tokens=1B mode=rent market=global"])
+def test_runs_compared_for_the_run_are_counted_on_one_basis(query: str) -> None:
+    """Every plan's run is its hours (or a stated minimum term) at its own rate, so "less for the
+    run" never sets hours on one side against a month on the other."""
+    ans = ask(query)
+    for plan in ans.plans:
+        c = plan.cost
+        if c is None or c.job.rent is None or c.job.hours is None or c.rent.monthly is None:
+            continue
+        billed = max(c.job.hours, c.rent.min_hours or 0.0)
+        month_hours = HOURS_PER_MONTH if c.rent.hourly is False else c.hours_per_month
+        assert c.job.rent == pytest.approx(c.rent.monthly * billed / month_hours, rel=0.02,
+                                           abs=1), (query, plan.gpu, c.rent.kind)
+
+
+def test_a_stated_minimum_term_on_dedicated_servers_is_billed_and_said() -> None:
+    termed = tuple(p.model_copy(update={"min_hours": 720.0})
+                   if p.item == "server:8xa800" and p.kind == "rent_server_month" else p
+                   for p in BOOK.prices)
+    book = BOOK.with_prices(termed)
+    offer = rent_offer(book, find_gpu("a800"), 32, "CNY", "china")
+    assert offer is not None and offer.min_hours == 720
+    assert offer.job(32, 3) == pytest.approx(4 * 150_000 * 720 / HOURS_PER_MONTH)
+    assert offer.job(32, 1000) == pytest.approx(4 * 150_000 * 1000 / HOURS_PER_MONTH)
+    ans = ask("70B full-finetune gpu=a800 gpus=32 tokens=100M mode=rent", book=book)
+    c = ans.plans[0].cost
+    assert c.rent.min_hours == 720 and c.job.rent == pytest.approx(4 * 150_000 * 720 / 730,
+                                                                     rel=0.01)
+    assert "minimum term of 720 h is billed" in ans.recommendation
+    assert "no minimum term" not in ans.recommendation
+
+
 def test_spot_and_dedicated_more_than_2x_apart_show_the_range() -> None:
     ans = ask("7B pretrain tokens=100B")
     top = ans.plans[0]
