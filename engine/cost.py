@@ -34,7 +34,6 @@ rents over `months`.
 
 from __future__ import annotations
 
-import math
 from datetime import date
 from functools import lru_cache
 from typing import Any, NamedTuple
