@@ -7,6 +7,7 @@
     ├── Refused            bot.permissions: an action this user may not take, and what to do
     ├── QuotaFull          bot.pricestore: the workspace holds as many quotes as it keeps
     ├── SubscriptionsFull  bot.digest: the workspace holds as many digests as it keeps
+    ├── TooManyThreads     bot.intake: a person past the new threads an hour one may open
     └── FormProblem        bot.forms: an input of the sizing form, said beside that input
 
 Whoever tells a person what went wrong catches `UserError` and shows `str(err)`. Anything else
