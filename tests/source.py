@@ -20,4 +20,15 @@ def modules(*packages: str) -> tuple[Path, ...]:
 @cache
 def tree(path: Path) -> ast.Module:
     """The module's syntax tree: shared, so never change it."""
-    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """ast.parse, once more on CPython 3.11's SystemError "AST constructor recursion depth
+    mismatch": the AST builder keeps its depth in per-interpreter state, so another thread
+    parsing at the same moment (3.11's traceback printer parses to place its ^^^ carets) trips
+    it (python/cpython#106905). The source is fine; a second parse answers."""
+    try:
+        return ast.parse(source, filename=filename)
+    except SystemError:
+        return ast.parse(source, filename=filename)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.i18n import _, catalog, from_locale, language, money
+from tests.source import tree
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("engine", "present", "bot", "gpusize")
@@ -27,8 +28,7 @@ CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _python_calls(path: Path) -> Iterator[tuple[ast.Call, int]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in ast.walk(tree):
+    for node in ast.walk(tree(path)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id in MARKERS and len(node.args) == 1 and not node.keywords):
             yield node, node.lineno
