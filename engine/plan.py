@@ -650,13 +650,21 @@ def service_of(req: Request, sp: Speed, held: int | None = None) -> Service:
         prompt = req.prompt_tokens
         ttft = prompt / sp.prefill_tokens_per_s if sp.prefill_tokens_per_s else math.inf
         misses = []
-        if per < req.decode_floor:
+        # a floor or ceiling nobody asked for is named as the default it is (min_speed=, ttft=)
+        if per < req.decode_floor and req.min_speed is not None:
             misses.append(_("{per:.1f} tokens/s per user, under the {floor:g} asked").format(
                 per=per, floor=req.decode_floor))
-        if ttft > req.ttft_ceiling:
+        elif per < req.decode_floor:
+            misses.append(_("{per:.1f} tokens/s per user, under the {floor:g} of a reading pace "
+                            "(min_speed= sets another)").format(per=per, floor=req.decode_floor))
+        if ttft > req.ttft_ceiling and req.ttft is not None:
             misses.append(_("{ttft:.1f} s to the first token at {context} tokens, over the "
                             "{ceiling:g} s asked").format(ttft=ttft, context=prompt,
                                                           ceiling=req.ttft_ceiling))
+        elif ttft > req.ttft_ceiling:
+            misses.append(_("{ttft:.1f} s to the first token at {context} tokens, over the "
+                            "{ceiling:g} s assumed for that prompt (ttft= sets another)").format(
+                ttft=ttft, context=prompt, ceiling=req.ttft_ceiling))
         if held is not None and held < req.users:
             misses.append(_("the KV cache holds {held} at {context} tokens with {spare:.0%} "
                             "to spare, under the {users} asked").format(
