@@ -114,6 +114,9 @@ class Outbox:
         unrecorded = len(self.held)
         for held in list(self.held.values()):  # never silently: they are told
             await self._give_up(held)
+            # told "not recorded": the next process on a kept journal (a compose volume, a
+            # restarted container in the same pod) must not answer them after all
+            await self._journal_forget(held.job.id)
         self.held.clear()
         return unrecorded
 
