@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from engine import catalog, en_input, i18n, numbers, zh_input
+from engine import catalog, en_input, i18n, numbers, rates, zh_input
 from engine.i18n import N_, _
 from engine.keys import (
     BITS,
@@ -69,6 +69,9 @@ _MENTION = _Lazy(r"<@[A-Z0-9]{1,20}>")
 # sentence punctuation, not a thousands comma (1,200) or a decimal point
 _PUNCT = _Lazy(r"(?<!\d),|,(?!\d{3}(?!\d))|[;!?。、！？；“”《》【】]")
 _CJK_PUNCT = _Lazy(r"[，。、？！：；（）“”《》【】]")
+# brackets, and a colon that ends a word ("qwen3-32b: self-hosted?"), not one inside a name
+# (qwen3:32b, an Ollama tag): words apart, never a skipped word
+_BRACKETS = _Lazy(r"[()\[\]{}\"`|]|:(?![A-Za-z0-9])|(?<![A-Za-z0-9]):")
 
 # families named without a size (満血/full): their full model, as teams mean it
 FULL_MODELS = {"deepseek": "deepseek-r1", "r1": "deepseek-r1", "deepseekr1": "deepseek-r1",
@@ -104,6 +107,8 @@ _QUIET = frozenset((
     "please", "what", "how", "much", "many", "if", "make", "change", "switch", "use", "using",
     "need", "want", "run", "running", "model", "models", "gpu", "gpus", "card", "cards", "server",
     "servers", "fit", "fits", "enough", "'s", "'re", "'m", "'ve", "'d", "should", "have", "own",
+    "which", "are", "there", "any", "this", "that", "these", "those", "so", "just", "also",
+    "vs", "versus", "or", "get", "go", "hi", "hey", "thanks", "pls", "plz", "team", "folks",
 ))
 
 
@@ -126,6 +131,7 @@ class Reading:
     skipped: tuple[str, ...] = ()
     question: str | None = None  # "fits" | "fewest" | "capacity"
     notes: tuple[str, ...] = field(default=())
+    traffic: str | None = None  # requests= as said (1000 daily active users, QPS 20), if so
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -138,6 +144,7 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)[:MAX_INPUT_CHARS]
     text = _MENTION.sub(" ", text)
     text = _PUNCT.sub(" ", text)  # "serve，please" (NFKC made the comma ASCII): words apart
+    text = _BRACKETS.sub(" ", text)
     text = re.sub("[\ue000-\uf8ff]", " ", text)
     return " ".join(text.split())
 
@@ -299,7 +306,11 @@ def read(text: str, *, reply: bool = False) -> Reading:
         rw.text = rw.text[:start] + rw.keep(f"model={model}") + rw.text[end:]
     for start, end, card in reversed(find_cards(rw.text)):
         rw.text = f"{rw.text[:start]} {card} {rw.text[end:]}"
+    said: list[rates.Said] = []
     if not plain:
+        # active users and request rates before the tables (日活1000人 is not 1000 users)
+        rw.run(rates.rows(said))
+        notes.extend(s.note for s in said)
         # a line in the grammar's own words skips the tables: no table compiled, start-up fast
         zh_input.rewrite(rw)
         if not all(_grammar_word(word) for word in rw.text.split()):
@@ -314,8 +325,9 @@ def read(text: str, *, reply: bool = False) -> Reading:
     question = None if plain else _question(prose)
     if not reply:
         _assume(values, question, notes, exact=set(exact), prose=prose)
-    return Reading(values=values, read=tuple(read_line(values)), skipped=tuple(skipped),
-                   question=question, notes=tuple(notes))
+    traffic = next((s.label for s in said if s.requests == values.get("requests")), None)
+    return Reading(values=values, read=tuple(read_line(values, traffic=traffic)),
+                   skipped=tuple(skipped), question=question, notes=tuple(notes), traffic=traffic)
 
 
 def check_model_asked(reading: Reading) -> None:
@@ -452,9 +464,14 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
     if "model" not in values and not reply:
         _unknown_model(skipped, values)
     shown = [w if len(w) <= 24 else w[:23] + "…" for w in skipped
-             if w.lower() not in _QUIET and not w.isdigit()]
+             if w.lower() not in _QUIET and not w.isdigit() and _has_word(w)]
     notes.extend(_near_keywords(skipped))
     return values, shown
+
+
+def _has_word(word: str) -> bool:
+    """A letter, digit or Chinese character in it: punctuation alone is never a skipped word."""
+    return any(c.isalnum() for c in word)
 
 
 def _method(methods: list[str], values: dict[str, Any], notes: list[str], prose: str) -> None:
@@ -517,7 +534,7 @@ def _conflicts(seen: dict[str, list[Any]]) -> None:
     named = [m for m in models if not SIZE_RE.match(str(m).lower())]
     if named:  # "72B推理 qwen2.5-72b", "deepseek 671b": a size the named model has repeats it
         models[:] = [m for m in models if m in named or not any(_same_size(str(m), n) for n in named)]
-    for key in ("model", "budget", "gpu", "gpus", "users", "context", "tokens", "days"):
+    for key in ("model", "budget", "gpu", "gpus", "users", "context", "tokens", "days", "requests"):
         got = seen.get(key, [])
         if len(got) > 1:
             first, second = (_value_text(key, v) for v in got[:2])
@@ -528,11 +545,13 @@ def _conflicts(seen: dict[str, list[Any]]) -> None:
 
 
 def _size_as_card(seen: dict[str, list[Any]], values: dict[str, Any]) -> None:
-    """用910B部署qwen3-32b: beside a named model, a bare size that is also a card's name (910B,
-    the Ascend 910B) is the card, not a second model; with no model named it stays a size."""
+    """用910B部署qwen3-32b, 13B lora on 910b: beside a named model or another size, a bare size
+    that is also a card's name (910B, the Ascend 910B) is the card, not a second model; alone it
+    stays a size."""
     models = seen.get("model", [])
-    named = [m for m in models if not SIZE_RE.match(str(m).lower())]
-    cards = [m for m in models if m not in named and card_name(str(m))]
+    cards = [m for m in models if SIZE_RE.match(str(m).lower()) and card_name(str(m))]
+    # the model: one named, or a size no card has (13B lora on 910b: 13B is the model)
+    named = [m for m in models if m not in cards]
     if not named or len(cards) != 1 or seen.get("gpu"):
         return
     models.remove(cards[0])
@@ -649,8 +668,9 @@ def _money(budget: dict[str, Any]) -> str:
     return _big(amount)
 
 
-def read_line(values: dict[str, Any]) -> list[str]:
-    """The read line's parts, in a fixed order: model · method · cards · the rest."""
+def read_line(values: dict[str, Any], *, traffic: str | None = None) -> list[str]:
+    """The read line's parts, in a fixed order: model · method · cards · the rest; `traffic`:
+    requests= as the message said it (1000 daily active users), shown beside the requests."""
     parts: list[str] = []
     if values.get("model") == LARGEST_MODEL:
         parts.append(_("the largest model the cards run"))
@@ -673,7 +693,8 @@ def read_line(values: dict[str, Any]) -> list[str]:
         "ttft": lambda v: _("first token ≤{seconds}s").format(seconds=numbers.plain(v)),
         "mode": lambda v: _(N_("buy") if v == "buy" else N_("rent")),
         "market": lambda v: _(N_("China market") if v == "china" else N_("market outside China")),
-        "requests": lambda v: _("{count} requests/day").format(count=_big(v)),
+        "requests": lambda v: (_("{said} ≈ {count} requests/day").format(said=traffic, count=_big(v))
+                               if traffic else _("{count} requests/day").format(count=_big(v))),
         "prompt": lambda v: _("prompt {tokens}").format(tokens=_tokens(v)),
         "output": lambda v: _("answer {tokens}").format(tokens=_tokens(v)),
     }
@@ -698,10 +719,13 @@ def read_summary(values: dict[str, Any], text: str = "") -> str:
     words `text` (the message it came from) skipped and what its reading assumed."""
     skipped: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    traffic = None
     if text:
         try:
             reading = read(text)
             skipped, notes = reading.skipped, reading.notes
+            if reading.values.get("requests") == values.get("requests"):
+                traffic = reading.traffic
         except ParseError:
             pass
-    return " ".join([summary(read_line(values), skipped), *notes])
+    return " ".join([summary(read_line(values, traffic=traffic), skipped), *notes])
