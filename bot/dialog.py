@@ -24,10 +24,11 @@ from slack_sdk.errors import SlackApiError
 from bot.cards import Cards, live_card
 from bot.conversation import Conversation, Question, Root, Stage, next_stage
 from bot.intake import Intake
+from bot.limits import Limit
 from bot.replies import Notice, Replies, Respond
 from bot.store import ConversationStore, Swap
 from bot.subcommands import help_message
-from bot.words import EXPIRED, STATE_DOWN, SUPERSEDED, unusable
+from bot.words import EXPIRED, STATE_DOWN, SUPERSEDED, UNKNOWN_BUTTON, unusable
 from engine import ParseError, UnknownModel, UserError
 from engine.i18n import _, current, language
 from engine.methods import METHODS
@@ -90,14 +91,16 @@ class Dialog:
             await self.replies.say(channel, posted, _(STATE_DOWN))
 
     async def mention_start(self, *, team: str, channel: str, ts: str, user: str,
-                            text: str) -> None:
-        """`@gpusize 13B lora` in a channel: answer in the mention's thread."""
+                            text: str, limit: Limit) -> None:
+        """`@gpusize 13B lora` in a channel (or a direct message): answer in the mention's
+        thread. It opens a thread, so it is admitted as a slash command is
+        (`Intake.admit_question`: read, new Hub ids, `limit` on one person's new threads)."""
         text = re.sub(r"<@[A-Z0-9]+>", " ", text).strip()
         if text.lower() in ("", "help", "?"):
             await self.replies.notice_in_thread(channel, ts, help_message())
             return
         try:
-            draft = await self.intake.read(text)
+            draft = await self.intake.admit_question(text, team=team, user=user, limit=limit)
         except Ambiguous as err:  # two readings: asked in the thread, never guessed
             await self.replies.say(channel, ts, str(err))
             return
@@ -160,6 +163,9 @@ class Dialog:
     async def answer_method(self, *, team: str, channel: str, thread_ts: str, user: str,
                             message_ts: str, method: str) -> None:
         _version, method = slack.split_value(method)
+        if method not in METHODS:  # no button of ours carries it (a forged payload)
+            await self.replies.private(channel, user, _(UNKNOWN_BUTTON), thread_ts)
+            return
         conv = await self.store.get(team, channel, thread_ts)
         if conv is None or conv.stage is not Stage.METHOD:
             await self._already_answered(channel, user, thread_ts, conv)

@@ -27,6 +27,7 @@ from bot.pricecommands import amount_text
 from bot.pricestore import PriceStore
 from bot.pricetables import display
 from bot.replies import Replies
+from bot.words import UNKNOWN_BUTTON
 from engine.errors import UserError
 from engine.i18n import _, set_language
 from engine.prices import KIND_TEXT
@@ -120,7 +121,8 @@ class Home:
         """A control on the tab: the sub-command it stands for, then the tab again with what it
         did (a refusal says why, as typed)."""
         row = subcommands.find(text)
-        if row is None:
+        if row is None:  # no control of ours runs it (a forged value): said on the tab
+            await self.publish(team, user, notice=_(UNKNOWN_BUTTON))
             return
         command = {"team_id": team, "channel_id": "", "user_id": user, "response_url": ""}
         try:

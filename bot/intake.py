@@ -102,8 +102,9 @@ class Intake:
 
     async def admit_question(self, text: str, *, team: str, user: str, limit: Limit) -> Draft:
         """`admit`, then count a new thread against `limit` (one person's new threads an hour):
-        every way a question opens a thread (typed, the form, an error's "Run it") comes here,
-        so none goes around the limit. Over it, TooManyThreads."""
+        every way a question opens a thread comes here (a slash command, a mention or a direct
+        message, the form from the command, the shortcut or App Home, an error's "Run it"), so
+        none goes around the limit. Over it, TooManyThreads."""
         draft = await self.admit(text, team=team, user=user)
         verdict = await allow(self.redis, limit=limit, team=team, subject=user)
         if not verdict.allowed:

@@ -14,7 +14,7 @@ from bot.details import Details
 from bot.dialog import Dialog
 from bot.replies import Replies
 from bot.store import ConversationStore
-from bot.words import EXPIRED, STALE, unusable
+from bot.words import EXPIRED, STALE, UNKNOWN_BUTTON, unusable
 from engine import ParseError
 from engine.i18n import _
 from engine.methods import METHODS
@@ -88,6 +88,8 @@ class Presses:
                 await self.details.chart(**where, kind="prices", card=top, quiet=True)
         elif action is Action.SHOW_PRICE_CHART:
             await self.details.chart(**where, kind="prices", card=payload, user=user)
+        else:  # a value no button of ours carries (a forged payload): said, nothing changed
+            await self.details.tell(channel, user, thread_ts, view_id, _(UNKNOWN_BUTTON))
 
 
 def older(conv: Conversation, version: int | None, message_ts: str) -> bool:

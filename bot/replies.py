@@ -83,6 +83,13 @@ class Replies:
         resp = await self.client.conversations_open(users=user)
         return str((resp.get("channel") or {}).get("id") or user)
 
+    async def direct(self, user: str, text: str) -> None:
+        """`text` as a direct message to `user` (a press with no channel to answer in)."""
+        note = Notice(text)
+        channel = await self.direct_channel(user)
+        await once("direct", lambda: _none(self.client.chat_postMessage(
+            channel=channel, text=note.text, blocks=note.blocks)))
+
     def privately(self, channel: str, user: str) -> Respond:
         """A `respond` for work that has no response_url (a submitted form): an ephemeral
         message in the channel, or a direct message when the bot cannot post there."""
@@ -178,6 +185,10 @@ class Replies:
         once its content is worked out. Not memoized: a trigger cannot be used twice."""
         resp = await self.client.views_open(trigger_id=trigger_id, view=view)
         return str((resp.get("view") or {}).get("id") or "")
+
+    async def push_view(self, trigger_id: str, view: dict[str, Any]) -> None:
+        """A view on top of the modal a press was made in (Close returns to it)."""
+        await self.client.views_push(trigger_id=trigger_id, view=view)
 
     async def update_view(self, view_id: str, view: dict[str, Any]) -> None:
         await once("view", lambda: _none(self.client.views_update(view_id=view_id,

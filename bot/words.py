@@ -26,6 +26,13 @@ APOLOGY = N_("Sorry, I could not answer that just now (Slack or my store failed)
 STALE = N_("That button is on an older answer: the thread has moved on since. Use the buttons "
            "on the newest answer, or reply in the thread.")
 EXPIRED = N_("This conversation has expired (or was never stored); ask again with /gpusize.")
+# a press without its channel (a modal, App Home), or with an id or value no button carries
+NO_THREAD = N_("That button belongs to an answer in a conversation, and Slack did not say which "
+               "one, so I cannot change it from here. Press it under the answer in its thread, "
+               "or ask again with `/gpusize`.")
+UNKNOWN_BUTTON = N_("I do not know that button, so nothing was changed. The buttons on the "
+                    "newest answer work, and `/gpusize help` shows what I read.")
+NOT_OPENED = N_("Slack did not open that window in time; press the button again.")
 SUPERSEDED = N_("Superseded: a newer answer is in this thread; its buttons are the live ones.")
 STATE_DOWN = N_("I could not save this conversation right now, so replies in this thread will "
                 "not reach me; ask again with /gpusize later.")

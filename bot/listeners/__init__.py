@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.listeners import actions, commands, events, views
+from bot.listeners import actions, commands, events, fallback, views
 from bot.parts import Parts
 
 
@@ -17,3 +17,4 @@ def register(app: AsyncApp, parts: Parts) -> None:
     actions.register(app, parts)
     events.register(app, parts)
     views.register(app, parts)
+    fallback.register(app, parts)  # last: what no listener above claims

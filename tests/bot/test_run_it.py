@@ -7,6 +7,7 @@ thread limit (issue 26 item 7) and refused privately, in the presser's language,
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from types import SimpleNamespace
@@ -19,7 +20,7 @@ from bot.intake import Intake
 from bot.job import Job, Submitted
 from bot.limits import Limit
 from bot.listeners.actions import buttons, start
-from bot.words import TOO_MANY_THREADS
+from bot.words import NO_THREAD, TOO_MANY_THREADS
 from engine.i18n import _, set_language
 
 USER = "U0ALICE"
@@ -44,7 +45,25 @@ def parts_for(redis: Redis, *, lang: str, per_hour: int) -> Any:
         return lang
 
     return SimpleNamespace(languages=SimpleNamespace(of=of), intake=Intake(redis), jobs=Jobs(),
-                           thread_limit=Limit("thread", per_hour, 3600))
+                           replies=Told(), thread_limit=Limit("thread", per_hour, 3600))
+
+
+class Told:
+    """The Slack edge of a press without a channel: where the presser was told, and what."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, Any]] = []
+
+    async def push_view(self, trigger_id: str, view: dict[str, Any]) -> None:
+        if trigger_id == "expired":
+            raise RuntimeError("expired_trigger_id")
+        self.said.append(("views.push", view))
+
+    async def direct(self, user: str, text: str) -> None:
+        self.said.append(("direct message", text))
+
+    async def publish(self, team: str, user: str, notice: str = "") -> None:
+        self.said.append(("App Home", notice))
 
 
 def run_it_press(team: str, text: str, n: int) -> dict[str, Any]:
@@ -139,24 +158,46 @@ def test_run_it_still_checks_the_command(redis_url: str) -> None:
     assert [job.payload["text"] for job in parts.jobs.submitted] == ["13B lora"]
 
 
-@pytest.mark.parametrize("where", [
-    {"container": {"type": "view", "view_id": "V0MODAL"}, "view": {"id": "V0MODAL"}},
-    {"container": {"type": "view", "view_id": "V0HOME"}, "view": {"type": "home"}},
+@pytest.mark.parametrize(("where", "told_in"), [
+    ({"container": {"type": "view", "view_id": "V0MODAL"},
+      "view": {"id": "V0MODAL", "type": "modal"}, "trigger_id": "1.2.3"}, "views.push"),
+    ({"container": {"type": "view", "view_id": "V0MODAL"},
+      "view": {"id": "V0MODAL", "type": "modal"}, "trigger_id": "expired"}, "direct message"),
+    ({"container": {"type": "view", "view_id": "V0HOME"}, "view": {"type": "home"}}, "App Home"),
+    ({"container": {"type": "message_attachment"}}, "direct message"),
 ])
-def test_a_press_without_a_channel_is_acked_with_one_line_and_no_traceback(
-        where: dict[str, Any], caplog: pytest.LogCaptureFixture) -> None:
+def test_a_press_without_a_channel_is_answered_where_it_was_pressed(
+        where: dict[str, Any], told_in: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 26: a press in a modal or on App Home was only acknowledged. It has no thread to
+    answer in, so the presser is told so where they pressed (the view, App Home, else a direct
+    message), in their language; the log has one line, no traceback."""
     acked: list[bool] = []
 
     async def ack(**_kw: Any) -> None:
         acked.append(True)
 
+    async def of(_team: str, _user: str, _text: str = "") -> str:
+        return "zh"
+
     body = {"type": "block_actions", "team": {"id": "T0TEAM"}, "user": {"id": USER},
             "actions": [{"action_id": "card_more", "type": "button", "value": "1|charts",
                          "action_ts": "1700000000.000001"}], **where}
-    listener = buttons.guarded(SimpleNamespace(), "press:card")  # touches no part: no channel
+    told = Told()
+    parts = SimpleNamespace(languages=SimpleNamespace(of=of), replies=told, home=told)
+    listener = buttons.guarded(parts, "press:card")  # type: ignore[arg-type]
     with caplog.at_level(logging.DEBUG, logger=buttons.__name__):
         asyncio.run(listener(ack=ack, body=body))
+    set_language("en")
     assert acked == [True]
+    assert [where for where, _said in told.said] == [told_in]
+    said = told.said[0][1]
+    text = json.dumps(said, ensure_ascii=False) if isinstance(said, dict) else said
+    set_language("zh")
+    try:
+        expected = _(NO_THREAD)
+    finally:
+        set_language("en")
+    assert expected != NO_THREAD and expected.split("`")[0] in text  # in the presser's language
     records = [r for r in caplog.records if r.name == buttons.__name__]
     assert len(records) == 1 and records[0].exc_info is None
     assert "without a channel" in records[0].getMessage()

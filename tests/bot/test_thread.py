@@ -21,12 +21,15 @@ from bot.cards import Cards
 from bot.conversation import Question, Root, Stage, next_stage
 from bot.dialog import Dialog
 from bot.intake import NEW_HUB_MODELS, Intake
+from bot.limits import Limit
 from bot.pricestore import PriceStore
 from bot.replies import Replies
 from bot.store import ConversationStore, Swap
 from engine import ParseError, UnknownModel
 from engine.request import Draft
 from tests.harness import TEAM, TOKEN, SlackStub
+
+THREADS = Limit("thread", count=30, window_s=3600)  # the deployed default
 
 CHANNEL = "C0CHAN"
 
@@ -304,18 +307,18 @@ def test_a_mention_answers_in_its_own_thread(redis_url: str, slack: SlackStub) -
         async with parts(redis_url, slack) as (dialog, store, _intake):
             mention = "1699999999.000100"
             await dialog.mention_start(team=TEAM, channel=CHANNEL, ts=mention, user="U0ALICE",
-                                       text="<@UBOT0001> help")
+                                       text="<@UBOT0001> help", limit=THREADS)
             assert slack.of("chat.postMessage")[-1].body["thread_ts"] == mention
             assert await store.get(TEAM, CHANNEL, mention) is None  # help starts no thread
 
             await dialog.mention_start(team=TEAM, channel=CHANNEL, ts=mention, user="U0ALICE",
-                                       text="<@UBOT0001> acme/unknown-model lora")
+                                       text="<@UBOT0001> acme/unknown-model lora", limit=THREADS)
             told = slack.of("chat.postEphemeral")[-1].body
             assert told["user"] == "U0ALICE" and "acme/unknown-model" in told["text"]
             assert await store.get(TEAM, CHANNEL, mention) is None
 
             await dialog.mention_start(team=TEAM, channel=CHANNEL, ts=mention, user="U0ALICE",
-                                       text="<@UBOT0001> llama-3.1-8b lora")
+                                       text="<@UBOT0001> llama-3.1-8b lora", limit=THREADS)
             conv = await store.get(TEAM, CHANNEL, mention)
             assert conv is not None and conv.record.root is Root.MENTION
             assert conv.stage is Stage.DONE and conv.record.answer_ts is not None

@@ -20,6 +20,7 @@ from redis.exceptions import RedisError
 from bot import keys, limits, presses
 from bot.job import Handler, Job, Submitted
 from bot.listeners import recording
+from bot.listeners.actions import presser
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts
 from bot.words import TOO_MANY_CHARTS, failure_text
@@ -37,7 +38,7 @@ DETAIL_NOW_S = 1.0  # a detail worked out within this is opened with its content
 
 class PressWithoutChannel(LookupError):
     """A press in a modal or on App Home: Slack sends no channel, so there is no thread to
-    answer in; the ack is its whole answer."""
+    answer in; the presser is told so where they pressed (bot/listeners/actions/presser.py)."""
 
 
 def _where(body: dict[str, Any]) -> tuple[str, str, str, str, str]:
@@ -127,9 +128,12 @@ def guarded(parts: Parts, kind: str) -> Listener:
         try:
             await record(ack, body)
         except PressWithoutChannel as err:  # expected, not a fault: one line, no traceback
-            log.info("button press without a channel (from %.40s), acked only", err)
+            log.info("button press without a channel (from %.40s): told where pressed", err)
             with contextlib.suppress(Exception):
                 await ack()
+            team, user = presser.team_and_user(body)
+            set_language(await parts.languages.of(team, user))
+            await presser.no_thread(parts, body)  # there is no thread to answer in
         except Exception:  # a payload the bot cannot read: acked all the same, never a 500
             log.exception("button press not recorded")
             with contextlib.suppress(Exception):

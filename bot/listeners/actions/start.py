@@ -12,12 +12,15 @@ from typing import Any
 from bot import keys, subcommands
 from bot.intake import TooManyThreads
 from bot.job import Job, Submitted
+from bot.listeners import recording
+from bot.listeners.actions import presser
 from bot.listeners.commands.gpusize import error_notice
 from bot.observability import COMMANDS
 from bot.parts import Parts
 from bot.pricestore import new_id
+from bot.words import NOT_OPENED
 from engine.errors import UserError
-from engine.i18n import current, set_language
+from engine.i18n import _, current, set_language
 from present.blockkit import clean_input
 
 log = logging.getLogger(__name__)
@@ -33,8 +36,10 @@ def who(body: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:
 
 
 def run_it(parts: Parts) -> Listener:
-    """The corrected command, run as if typed: checked again, then the same job as a command;
-    the error message it came from is replaced by what happens."""
+    """The corrected command, run as if typed: admitted again (`Intake.admit_question`, as every
+    way of opening a thread is), then the same job as a command; the error message it came from
+    is replaced by what happens. Pressed where there is no channel (a modal, App Home), the
+    answer comes by direct message."""
     async def on_press(ack: Any, body: dict[str, Any], respond: Any) -> None:
         await ack()
         team, channel, user, action = who(body)
@@ -45,26 +50,37 @@ def run_it(parts: Parts) -> Listener:
                                                       limit=parts.thread_limit)
         except TooManyThreads as err:  # the error card stays: it can be run once allowed
             COMMANDS.labels("limited").inc()
-            with contextlib.suppress(Exception):
-                await respond(replace_original=False, response_type="ephemeral", text=str(err))
+            await presser.tell(parts, body, str(err), respond)
             return
         except UserError as err:
+            if not body.get("response_url"):
+                await presser.tell(parts, body, str(err))
+                return
             msg = error_notice(parts, err, text)
             with contextlib.suppress(Exception):
                 await respond(replace_original=True, response_type="ephemeral", text=msg.text,
                               blocks=msg.blocks)
             return
+        if not channel:  # no channel to post in: the person's direct message with the bot
+            channel = await parts.replies.direct_channel(user)
         job = Job(kind="command", owner=f"{team}:{user}",
                   payload={"team": team, "channel": channel, "user": user, "text": text,
                            "draft": dict(draft.values),
                            "response_url": body.get("response_url") or "", "lang": current()})
         outcome = await parts.jobs.submit(job, dedupe=[(keys.action_seen(
-            team, user, action.get("action_ts", "")), PRESS_TTL_S)])
+            team, user, action.get("action_ts", "")), PRESS_TTL_S)], refused=recording.later(
+            parts.replies, channel=channel, user=user,
+            response_url=body.get("response_url") or ""))
         COMMANDS.labels("run-it").inc()
         if outcome is Submitted.UNRECORDED:
             await parts.jobs.run_here(job)
-        with contextlib.suppress(Exception):  # the error has done its work
-            await respond(delete_original=True)
+        note = recording.note(outcome)
+        if note is not None:  # delayed, or not taken: said, and the error card stays
+            await presser.tell(parts, body, note, respond)
+            return
+        if body.get("response_url"):
+            with contextlib.suppress(Exception):  # the error has done its work
+                await respond(delete_original=True)
 
     return on_press
 
@@ -77,8 +93,9 @@ def all_options(parts: Parts) -> Listener:
         try:
             await parts.replies.open_view(body.get("trigger_id") or "",
                                           subcommands.all_options_view())
-        except Exception as err:
+        except Exception as err:  # an expired trigger: said, not left to silence
             log.warning("the options modal did not open: %s", type(err).__name__)
+            await presser.tell(parts, body, _(NOT_OPENED))
 
     return on_press
 

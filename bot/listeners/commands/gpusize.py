@@ -186,7 +186,14 @@ def run_subcommand(parts: Parts) -> Handler:
             log.exception("a /gpusize sub-command failed")
             sections = [failure_text(err)]
         msg = Notice("\n\n".join(sections))
-        await parts.replies.respond(AsyncRespond(response_url=command["response_url"] or None),
-                                    response_type="ephemeral", text=msg.text, blocks=msg.blocks)
+        if command.get("response_url"):
+            await parts.replies.respond(AsyncRespond(response_url=command["response_url"]),
+                                        response_type="ephemeral", text=msg.text,
+                                        blocks=msg.blocks)
+        elif command.get("channel_id"):  # a press with no response_url: privately in its channel
+            await parts.replies.privately(command["channel_id"], command["user_id"])(
+                text=msg.text, blocks=msg.blocks)
+        else:  # a press with no channel either (App Home, a modal): by direct message
+            await parts.replies.direct(command["user_id"], "\n\n".join(sections))
 
     return run

@@ -17,14 +17,14 @@ from typing import Any
 from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 
-from bot import keys, limits
+from bot import keys
 from bot.dialog import NO_BUDGET
 from bot.job import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import REDIS_ERRORS
 from bot.parts import Parts
-from bot.words import TOO_MANY_THREADS, failure_text
-from engine.i18n import _, set_language
+from bot.words import failure_text
+from engine.i18n import set_language
 from engine.reader import has_slot
 from present.blockkit import clean_input
 
@@ -136,16 +136,15 @@ def run_mention(parts: Parts) -> Handler:
         set_language(await parts.languages.of(p["team"], p["user"], p["text"]))
         channel, ts, thread = p["channel"], p["ts"], p["thread_ts"] or p["ts"]
         try:
-            if p["thread_ts"] and p["thread_ts"] != ts:
-                await parts.dialog.follow_up(team=p["team"], channel=channel, thread_ts=p["thread_ts"],
-                                       user=p["user"], text=clean_input(p["text"]), named=True)
-            elif not (verdict := await limits.allow(parts.store.redis, limit=parts.thread_limit,
-                                                     team=p["team"], subject=p["user"])).allowed:
-                await parts.replies.private(channel, p["user"], _(TOO_MANY_THREADS).format(
-                    count=parts.thread_limit.count, minutes=limits.minutes(verdict)), ts)
-            else:
-                await parts.dialog.mention_start(team=p["team"], channel=channel, ts=ts,
-                                           user=p["user"], text=clean_input(p["text"]))
+            in_thread = bool(p["thread_ts"]) and p["thread_ts"] != ts
+            if not (in_thread and await parts.dialog.follow_up(
+                    team=p["team"], channel=channel, thread_ts=thread, user=p["user"],
+                    text=clean_input(p["text"]), named=True)):
+                # a new question, or the bot named in a thread that is not one of its own:
+                # a thread is opened, admitted as every other way of opening one is
+                await parts.dialog.mention_start(team=p["team"], channel=channel, ts=thread,
+                                                 user=p["user"], text=clean_input(p["text"]),
+                                                 limit=parts.thread_limit)
         except RedisError:
             REDIS_ERRORS.labels("mention").inc()
             await parts.replies.apologise(channel, p["user"], thread, store_down=True)

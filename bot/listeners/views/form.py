@@ -11,10 +11,13 @@ from typing import Any
 
 from bot import forms, keys
 from bot.job import Job, Submitted
+from bot.listeners import recording
+from bot.listeners.actions import presser
 from bot.observability import COMMANDS
 from bot.parts import Parts
+from bot.words import NOT_OPENED
 from engine.errors import UserError
-from engine.i18n import current, set_language
+from engine.i18n import _, current, set_language
 from present.blockkit import clean_input
 
 log = logging.getLogger(__name__)
@@ -53,10 +56,17 @@ def submitted(parts: Parts) -> Listener:
                            "draft": dict(draft.values), "response_url": "", "lang": current()})
         seen = hashlib.sha256(f"{view.get('id')}:{view.get('hash')}".encode()).hexdigest()[:32]
         outcome = await parts.jobs.submit(job, dedupe=[(keys.form_submitted(seen),
-                                                        SUBMIT_TTL_S)])
+                                                        SUBMIT_TTL_S)], refused=recording.later(
+            parts.replies, channel=channel, user=user, languages=parts.languages, team=team))
+        note = recording.note(outcome)
+        if outcome in (Submitted.REFUSED, Submitted.BUSY) and note:  # not taken: the form
+            await ack(response_action="errors", errors={"model": note})  # stays, and says so
+            return
         await ack()
         if outcome is Submitted.UNRECORDED:
             await parts.jobs.run_here(job)
+        elif outcome is Submitted.HELD and note:  # taken, delayed: said where it will come
+            await parts.replies.privately(channel, user)(text=note)
 
     return on_submit
 
@@ -77,8 +87,9 @@ def shortcut(parts: Parts) -> Listener:
             await forms.open_form(parts.replies, body.get("trigger_id") or "", channel=channel,
                                   prefill=prefill, read_from=text, extra=extra, notes=notes)
             COMMANDS.labels("shortcut").inc()
-        except Exception as err:  # an expired trigger: nothing to show, the log says why
+        except Exception as err:  # an expired trigger: said under the message, privately
             log.warning("the shortcut's form did not open: %s", type(err).__name__)
+            await presser.tell(parts, body, _(NOT_OPENED))
 
     return size_this
 
@@ -97,7 +108,8 @@ def open_button(parts: Parts) -> Listener:
         try:
             await forms.open_form(parts.replies, body.get("trigger_id") or "", channel=channel,
                                   prefill=prefill, extra=extra)
-        except Exception as err:
+        except Exception as err:  # an expired trigger: said where it was pressed
             log.warning("the form did not open: %s", type(err).__name__)
+            await presser.tell(parts, body, _(NOT_OPENED))
 
     return on_press
