@@ -27,11 +27,12 @@ from engine import catalog, speed
 from engine.alternatives import RECIPES
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
+from engine.cost import ASSUMED_EPOCH_TOKENS
 from engine.i18n import N_, _, counted
 from engine.memory import GIB
 from engine.plan import KV_SPARE, ranked_plans
 from engine.prices import PriceBook
-from engine.recommend import method_name
+from engine.recommend import method_name, tokens_text
 from engine.request import Request
 from engine.schema import Capacity, CapacityRow, ModelFit, Plan, Recipe
 
@@ -239,10 +240,21 @@ def _k(tokens: int) -> str:
 
 def runs(req: Request, plan: Plan | None) -> bool:
     """The forward answer runs on the box and, serving, meets the service level; training with
-    tokens=, meets the deadline."""
+    tokens=, meets the deadline; training without, finishes one assumed epoch within it (a model
+    that fits only by offloading everything to host RAM at a few tokens/s is not one the box
+    trains)."""
     if req.is_serving or req.tokens is not None:
         return meets(plan)
-    return plan is not None and plan.verdict != "no"
+    if plan is None or plan.verdict == "no":
+        return False
+    days = _epoch_days(plan)
+    return days is not None and days <= req.deadline_days
+
+
+def _epoch_days(plan: Plan) -> float | None:
+    """Days one assumed epoch (engine/cost.py ASSUMED_EPOCH_TOKENS) takes on the plan."""
+    rate = plan.speed.train_tokens_per_s
+    return ASSUMED_EPOCH_TOKENS / rate / 86400 if rate else None
 
 
 def memory_recipes(method: str) -> list[tuple[str, dict[str, object], str]]:
@@ -335,6 +347,12 @@ def _why_not(req: Request, model: ModelSpec, plan: Plan | None) -> str:
                  "card").format(model=model.display, size=size, need=m.total / GIB,
                                 card=m.capacity / GIB)
     misses = _("; ").join(plan.service.misses) if plan.service and plan.service.misses else ""
+    days = _epoch_days(plan)
+    if req.is_training and req.tokens is None and days is not None:
+        return _("{model} ({size:.1f}B) runs but one assumed {tokens}-token epoch takes {days:,.0f} "
+                 "days, over the {deadline:g} allowed (tokens= and days= set them)").format(
+            model=model.display, size=size, tokens=tokens_text(ASSUMED_EPOCH_TOKENS), days=days,
+            deadline=req.deadline_days)
     if req.is_training:
         return _("{model} ({size:.1f}B) runs but misses the deadline: {misses}").format(
             model=model.display, size=size, misses=misses or _("too slow"))
@@ -521,6 +539,9 @@ def largest_text(req: Request, gpu: GpuSpec, fit: ModelFit) -> str:
                  "{verdict})").format(box=box, method=method_name(req.method), model=fit.display,
                                       params=(fit.params or 0) / 1e9,
                                       verdict=_(FIT_WORDS.get(fit.verdict or "", "")))
+        if req.tokens is None:
+            text += _(", finishing one assumed {tokens}-token epoch within {days:g} days").format(
+                tokens=tokens_text(ASSUMED_EPOCH_TOKENS), days=req.deadline_days)
         if fit.recipe:
             text += _(" {recipe}, about {rate:,.0f} tokens/s ({costs})").format(
                 recipe=fit.recipe, rate=fit.tokens_per_s or 0.0, costs=fit.recipe_costs)
