@@ -13,6 +13,7 @@ than one with little (A100, RTX 3090, H20): utilization = 1 / (1/e + FEED x peak
 
 from __future__ import annotations
 
+from enum import StrEnum
 from functools import cache
 from typing import NamedTuple
 
@@ -20,7 +21,7 @@ from engine import memory
 from engine.architecture import EXPERT_ROLES, ModelSpec, tensors
 from engine.catalog import GPUS_PER_SERVER, GpuSpec
 from engine.formats import compute_tflops, weight_path
-from engine.i18n import _, counted
+from engine.i18n import N_, _, counted
 from engine.methods import MethodSpec
 from engine.quant import get_quant, weight_bytes
 
@@ -162,6 +163,11 @@ INTER_NODE_PCIE_SERVER_GBPS = 11.0
 MOE_PERMUTE_BYTES = 4.0
 MOE_PERMUTE_EFFICIENCY = 0.6
 ALLTOALL_EFFICIENCY = 0.12
+# DeepEP's normal (training) kernels reach the link: 153-158 GB/s over an H800's NVLink and
+# 43-58 GB/s of RDMA a GPU across servers (deepseek-ai/DeepEP README), the figures
+# _alltoall_gbps gives; DeepSeek-V3's DualPipe and Megatron's EP-overlap hide them under the
+# other micro-batch's compute.
+DEEPEP_EFFICIENCY = 1.0
 HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
 CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
 # Interruptions at scale: Llama 3 405B saw 419 unexpected interruptions in 54 days on 16,384
@@ -176,6 +182,14 @@ HOURS_LOST_PER_FAILURE = 0.3
 # 0.73-0.85, Llama 2 7B-70B 0.65-0.73, TinyLlama on 16 A100-40GB 0.90, xtuner on 32 A100
 # 0.66-0.76, DeepSeek-V3 on 2048 H800 0.84); the median is taken.
 MULTI_SERVER_EFFICIENCY = 0.76
+
+
+# What a plan's training speed assumes of its MoE layers, said in its detail.
+MOE_FRAMEWORK_NAMES = {
+    "transformers": N_("Hugging Face Transformers (a loop over the experts, one host launch each)"),
+    "megatron": N_("Megatron-LM (grouped GEMM, alltoall token dispatcher)"),
+    "deepep": N_("Megatron-LM with DeepEP (DeepSeek-V3's dispatcher, overlapped with compute)"),
+}
 
 
 class ServeSpeed(NamedTuple):
@@ -499,24 +513,83 @@ def _alltoall_gbps(gpu: GpuSpec, ranks: int) -> float:
     return INTER_NODE_GBPS.get(gpu.pcie_gen, INTER_NODE_GBPS[4])
 
 
-def moe_dispatch_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: int, pp: int,
-                   passes: int) -> float:
-    """Seconds a micro-batch's MoE token routing takes on one GPU: each pass (forward, backward,
-    recomputed forward) dispatches every token's hidden state to its top-k experts' ranks and
-    combines the results back (2 x k x hidden x 2 bytes a token a MoE layer, (ep-1)/ep of it
-    leaving the rank), and permutes and un-permutes the copies in HBM around the grouped GEMMs
-    (Megatron's alltoall token dispatcher). Sequence parallelism splits the tokens over TP."""
+class MoeFramework(StrEnum):
+    """How a training plan runs an MoE layer: the framework engine/launch.py launches for it."""
+
+    # LLaMA-Factory / DeepSpeed on Hugging Face modules: a Python loop over the experts
+    transformers = "transformers"
+    # Megatron-LM: grouped GEMM, alltoall token dispatcher (NCCL all-to-all, in series)
+    megatron = "megatron"
+    # Megatron's flex dispatcher with DeepEP kernels (DeepSeek-V3's own recipe), all-to-all
+    # overlapped with the other micro-batch's compute
+    deepep = "deepep"
+
+
+def moe_framework(gpu: GpuSpec, *, tp: int, pp: int, ep: int) -> MoeFramework:
+    """Data-parallel plans launch Hugging Face code (LLaMA-Factory), tensor-, pipeline- or
+    expert-parallel ones Megatron (engine/launch.py). An expert-parallel degree beyond one
+    server runs DeepEP's internode kernels where they exist (NVLink cards with FP8 tensor cores:
+    Hopper and later), as DeepSeek-V3 (EP 64 over 2048 H800) and Megatron's large-EP recipes do;
+    EP 8 and under keeps Megatron's alltoall dispatcher, as its Qwen3 and gpt-oss recipes do."""
+    if tp == 1 and pp == 1 and ep == 1:
+        return MoeFramework.transformers
+    if ep > GPUS_PER_SERVER and gpu.has_nvlink and gpu.fp8_tflops:
+        return MoeFramework.deepep
+    return MoeFramework.megatron
+
+
+class MoeRouting(NamedTuple):
+    local_s: float  # permutation, per-expert loop and shape-bound expert GEMMs: in series
+    alltoall_s: float  # dispatch and combine over the EP group
+    framework: MoeFramework
+
+
+def expert_gemm_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: int, pp: int,
+                  full_recompute: bool, rate: float) -> float:
+    """Seconds a micro-batch's routed-expert GEMMs take on one GPU beyond their FLOPs at `rate`
+    (FLOP/s): a local expert multiplies only tokens x top_k x ep / experts rows, yet reads its
+    whole weight from HBM in every pass (forward, recomputed forward, input gradient) and reads
+    and writes its fp32 weight gradient once. Below the card's FLOPs-per-byte ridge the GEMMs
+    wait on memory (a roofline by shape): fine-grained experts (Qwen3's 128 of width 768) split
+    by tensor parallelism at a few thousand tokens a micro-batch are memory-bound, whole experts
+    gathered from 8-64 EP ranks are not."""
+    passes = 3 + (1 if full_recompute else 0)  # forward, two backward GEMMs, recompute
+    copies = tokens / tp * spec.moe_layers / pp * spec.active_experts
+    flops = copies * 3 * spec.hidden * spec.moe_intermediate * 2 * passes
+    local = memory.routed_expert_params(spec) / (ep * tp * pp)
+    # 16-bit weight read in each pass but the weight-gradient one, fp32 gradient read + write
+    memory_s = local * (2 * (passes - 1) + 8) / (gpu.bandwidth_gbps * 1e9
+                                                  * MOE_PERMUTE_EFFICIENCY)
+    return max(0.0, memory_s - flops / rate)
+
+
+def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: int, pp: int,
+                passes: int, rate: float = float("inf")) -> MoeRouting:
+    """A micro-batch's MoE cost on one GPU beyond its FLOPs, by the framework the plan launches:
+    every pass (forward, backward, recomputed forward) permutes each token's top-k copies in
+    HBM around the expert GEMMs (2 x k x hidden x 2 bytes a token a MoE layer, written and read
+    again), the GEMMs wait on memory where experts see few rows (expert_gemm_s), Hugging Face's
+    per-expert loop pays the host per expert, and with expert parallelism (ep-1)/ep of the
+    copies go out and come back over the EP group's links (Megatron's alltoall dispatcher at
+    ALLTOALL_EFFICIENCY of them, DeepEP at its measured bandwidth). Sequence parallelism splits
+    the tokens over TP."""
+    framework = moe_framework(gpu, tp=tp, pp=pp, ep=ep)
     if not spec.is_moe:
-        return 0.0
+        return MoeRouting(0.0, 0.0, framework)
     copies = tokens / tp * spec.moe_layers / pp * spec.active_experts * spec.hidden * 2 * passes
     local = copies * MOE_PERMUTE_BYTES / (gpu.bandwidth_gbps * 1e9 * MOE_PERMUTE_EFFICIENCY)
+    local += expert_gemm_s(spec, gpu, tokens=tokens, ep=ep, tp=tp, pp=pp,
+                           full_recompute=passes == 3, rate=rate)
+    if framework == MoeFramework.transformers:
+        local += spec.experts * spec.moe_layers * passes * HOST_EXPERT_S["transformers"]
     # experts split by TP alone see the TP group's tokens through its sequence-parallel
     # all-gathers (counted with the tensor-parallel traffic): no all-to-all
-    ranks = ep * tp
     if ep <= 1:
-        return local
+        return MoeRouting(local, 0.0, framework)
+    ranks = ep * tp
     sent = copies * 2 * (ranks - 1) / ranks
-    return local + sent / (_alltoall_gbps(gpu, ranks) * 1e9 * ALLTOALL_EFFICIENCY)
+    share = DEEPEP_EFFICIENCY if framework == MoeFramework.deepep else ALLTOALL_EFFICIENCY
+    return MoeRouting(local, sent / (_alltoall_gbps(gpu, ranks) * 1e9 * share), framework)
 
 
 def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec, checkpointing: str,
@@ -541,7 +614,12 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     # a TP x PP group shares each micro-batch
     compute_s = flops_token * tokens_step / (peak * u * tp * pp)
     passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
-    routing_s = moe_dispatch_s(spec, gpu, tokens=tokens_step, ep=ep, tp=tp, pp=pp, passes=passes)
+    moe = moe_routing(spec, gpu, tokens=tokens_step, ep=ep, tp=tp, pp=pp, passes=passes,
+                      rate=peak * u)
+    # the next expert GEMM needs the tokens: routing waits on its all-to-alls, except DeepEP's,
+    # which run under the other micro-batch's compute
+    overlapped_s = moe.alltoall_s if moe.framework == MoeFramework.deepep else 0.0
+    routing_s = moe.local_s + moe.alltoall_s - overlapped_s
     dequant_s = 0.0
     if method.quantized_base:
         dequant_s = passes * spec.params / (tp * pp) * QLORA_DEQUANT_BYTES / (
@@ -576,13 +654,13 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                 else trainable
             volume = local / (tp * pp) * 4 * ring / accumulation
         comm_s = volume / (_bus_gbps(gpu, gpus) * 1e9)
-    # token routing waits on its all-to-alls: the next expert GEMM needs the tokens
     busy_s = compute_s + dequant_s + routing_s
     if zero >= 3:
         exposed_s = max(0.0, comm_s - OVERLAP["sharded"] * busy_s)
         exposed_s += max(0.0, tp_s - OVERLAP["other"] * busy_s)
     else:
         exposed_s = max(0.0, tp_s + comm_s - OVERLAP["other"] * busy_s)
+    exposed_s += max(0.0, overlapped_s - busy_s)
     offload_s = 0.0
     if offload in ("optimizer", "all"):
         # ZeRO-Offload (Ren et al. 2021): every micro-batch's 16-bit gradients go down to host
@@ -618,10 +696,16 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                     " published multi-server runs)").format(share=MULTI_SERVER_EFFICIENCY)
     if pp > 1:
         detail += _("; pipeline bubble {bubble:.0%}").format(bubble=bubble)
-    if routing_s:
-        detail += (_("; MoE token routing {s:.2f} s per micro-batch ({how})").format(
-            s=routing_s, how=_("expert parallel EP={ep}, all-to-all at {bw:.0f} GB/s").format(
-                ep=ep, bw=_alltoall_gbps(gpu, ep * tp)) if ep > 1 else _("permutation only")))
+    if spec.is_moe:
+        detail += _("; MoE layers as {framework} runs them: {how}, {s:.2f} s per micro-batch"
+                    " beyond their FLOPs").format(
+            framework=_(MOE_FRAMEWORK_NAMES[moe.framework]), s=moe.local_s + moe.alltoall_s,
+            how=_("expert parallel EP={ep}, all-to-all at {bw:.0f} GB/s").format(
+                ep=ep, bw=_alltoall_gbps(gpu, ep * tp)
+                * (DEEPEP_EFFICIENCY if moe.framework == MoeFramework.deepep
+                   else ALLTOALL_EFFICIENCY)) if ep > 1
+            else _("experts split by tensor parallelism") if tp > 1
+            else _("every expert on every GPU"))
     if fp8:
         detail += _("; FP8 GEMMs at {tflops:.0f} TFLOPS peak").format(tflops=peak_tflops)
     elif precision == "fp8":

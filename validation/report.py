@@ -120,6 +120,17 @@ WHY = [
      "faster for Q4 on a 4090. gpusize's llama.cpp prefill follows the measured builds."),
 ]
 WHY += [
+    ("train_tokens_per_s", "ms-swift-a800x16-qwen3-30b-a3b-zero3",
+     "DeepSpeed ZeRO-3 over Hugging Face modules gathers and releases every expert's three "
+     "matrices as separate parameters, 18,432 small collectives a pass across two servers, each "
+     "with its Python hooks; gpusize counts the volume of ZeRO-3's traffic and the per-expert "
+     "loop's host launches, not a latency per gathered tensor (the 91 s a step imply ~1 ms each)"),
+    ("train_tokens_per_s", "ms-swift-a800x16-qwen3-30b-a3b-megatron-*",
+     "gpusize spreads the TP 2 x EP 8 experts whole over all 16 GPUs and sends the all-to-all "
+     "through the NICs at ALLTOALL_EFFICIENCY (0.12, read from Megatron-Bridge's NVLink rows, "
+     "where the dispatcher's host sync rather than the link bounds it); Megatron-Core keeps "
+     "expert tensor parallelism at TP 2 and exchanges over 8 ranks, and an all-to-all over "
+     "InfiniBand is bandwidth-bound at a larger share of the NIC"),
     ("train_tokens_per_s", "megatron-bridge-h100-*-ep8",
      "the published layout (TP 1, PP 4, EP 8 inside one server) does not fit gpusize's memory at "
      "micro-batch 4 (81 GiB before overheads: it counts fp32 logits and every routed copy's expert "

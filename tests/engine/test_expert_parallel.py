@@ -148,9 +148,46 @@ def test_moe_training_offers_expert_parallel_and_pays_its_all_to_all() -> None:
     # the all-to-all sends (ep-1)/ep of 2 x k x hidden x 2 bytes a token a MoE layer a pass
     sent = 8192 * spec.moe_layers * spec.active_experts * spec.hidden * 2 * 2 * 2 * 7 / 8
     rate = speed._intra_gbps(gpu) * 1e9 * speed.ALLTOALL_EFFICIENCY
-    routing = speed.moe_dispatch_s(spec, gpu, tokens=8192, ep=8, tp=1, pp=1, passes=2)
-    assert routing - speed.moe_dispatch_s(spec, gpu, tokens=8192, ep=1, tp=1, pp=1, passes=2) \
-        == pytest.approx(sent / rate)
+    routing = speed.moe_routing(spec, gpu, tokens=8192, ep=8, tp=1, pp=1, passes=2)
+    assert routing.framework == "megatron"
+    assert routing.alltoall_s == pytest.approx(sent / rate)
+
+
+def test_moe_framework_follows_the_plan_it_launches() -> None:
+    from engine import speed
+    h800, a800 = catalog.gpus()["h800"], catalog.gpus()["a800"]
+    assert speed.moe_framework(h800, tp=1, pp=1, ep=1) == "transformers"  # LLaMA-Factory
+    assert speed.moe_framework(h800, tp=2, pp=1, ep=1) == "megatron"
+    assert speed.moe_framework(h800, tp=1, pp=2, ep=8) == "megatron"
+    assert speed.moe_framework(h800, tp=1, pp=16, ep=64) == "deepep"  # DeepSeek-V3's
+    assert speed.moe_framework(a800, tp=1, pp=16, ep=64) == "megatron"  # no DeepEP on Ampere
+
+
+def test_fine_grained_experts_split_by_tp_wait_on_memory() -> None:
+    """Qwen3-30B-A3B's 128 experts of width 768 at 2,048 tokens a micro-batch: split by TP 2,
+    each expert multiplies 128 rows and reads its weights for them (memory-bound); whole experts
+    over EP 8 at 8,192 tokens see 4,096 rows each and stay compute-bound."""
+    from engine import speed
+    spec, gpu = MODELS["qwen3-30b-a3b"], catalog.gpus()["h100-sxm"]
+    rate = gpu.bf16_tflops * 1e12 * 0.4
+    split = speed.expert_gemm_s(spec, gpu, tokens=2048, ep=1, tp=2, pp=1, full_recompute=True,
+                                rate=rate)
+    whole = speed.expert_gemm_s(spec, gpu, tokens=8192, ep=8, tp=1, pp=1, full_recompute=False,
+                                rate=rate)
+    assert split > 0.02 and whole == 0.0
+    # Hugging Face's loop pays the host for every expert in every layer and pass
+    hf = speed.moe_routing(spec, gpu, tokens=2048, ep=1, tp=1, pp=1, passes=3, rate=rate)
+    assert hf.framework == "transformers"
+    assert hf.local_s > spec.experts * spec.moe_layers * 3 * speed.HOST_EXPERT_S["transformers"]
+
+
+def test_default_moe_plan_names_its_framework_and_is_not_dense_fast() -> None:
+    """issue 23: without ep= the plan for Qwen3-30B-A3B on 16 H100 was 12.2k tokens/s a GPU
+    (Megatron-Bridge measures 5.3k at EP 8 in FP8); its detail says what it assumes."""
+    from engine import ask
+    plan = ask("qwen3-30b-a3b full-finetune gpu=h100-sxm gpus=16").plans[0]
+    assert plan.speed.train_tokens_per_s / plan.gpus < 8000
+    assert "Megatron-LM" in plan.speed.detail or "Hugging Face" in plan.speed.detail
 
 
 def test_fp8_training_where_the_card_has_fp8() -> None:
