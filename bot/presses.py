@@ -67,6 +67,9 @@ class Presses:
             await self.details.tell(channel, user, thread_ts, view_id, _(STALE))
             return
         where = {"team": team, "channel": channel, "thread_ts": thread_ts}
+        if not conv.record.answer_ts:  # no answer posted yet: no button of an answer is real
+            await self.details.tell(channel, user, thread_ts, view_id, _(UNKNOWN_BUTTON))
+            return
         if action in (Action.WHATIF, Action.WHATIF_GOAL) or "=" in payload:
             if version is None:  # from before values carried versions: whatif_<key>_...
                 key = "goal" if action is Action.WHATIF_GOAL else action_id.split("_")[1]
@@ -80,6 +83,9 @@ class Presses:
                 except ParseError as err:
                     await self.replies.private(channel, user, unusable(err), thread_ts)
                     return
+            if not change.values:  # a value that reads as nothing: no button of ours sends it
+                await self.details.tell(channel, user, thread_ts, view_id, _(UNKNOWN_BUTTON))
+                return
             await self.dialog.follow_up(**where, user=user, change=change)
         elif payload == Detail.CHARTS or action is Action.SHOW_CHART:
             await self.details.chart(**where, kind="memory")

@@ -172,9 +172,11 @@ def test_forged_button_values_and_ids_are_answered_and_change_nothing(
     answers: list[tuple[int, str]] = [
         bot.action(action_id="answer_method_bogus", value="1|bogus", message_ts=root),
         bot.action(action_id="card_more", value="1|no-such-detail", message_ts=root),
-        bot.action(action_id="zz_never_a_button", value="x", message_ts=root)]
-    assert [status for status, _ in answers] == [200, 200, 200]
-    told = slack.wait_for("chat.postEphemeral", 3)
+        bot.action(action_id="zz_never_a_button", value="x", message_ts=root),
+        # a what-if on a thread with no answer yet (it read as a reply before)
+        bot.action(action_id="whatif_method_qlora", value="1|gpus=99999", message_ts=root)]
+    assert [status for status, _ in answers] == [200, 200, 200, 200]
+    told = slack.wait_for("chat.postEphemeral", 4)
     assert all(UNKNOWN_BUTTON.split(",")[0] in json.dumps(c.body) for c in told), told
     assert redis_server.wait_for_conversation(root, field="_stage") == before
     home_press(bot, "rm -rf /", action_id="home_run")
