@@ -31,6 +31,7 @@ OUTBOX_HELD = Gauge("gpusize_jobs_outbox_held",
 RECORDED_TTL_S = 3600  # a job's own dedupe key: resubmitting it from the outbox is idempotent
 OUTBOX_MAX_JOBS = 1000  # jobs held in one process while Redis is slow: bounded memory (~2 KiB each)
 OUTBOX_TIMEOUT_S = 5.0  # a resubmission has no ack waiting on it: give a slow Redis time
+CLOSE_FLUSH_S = 5.0  # on stopping, the last try to record what is held, before people are told
 JOURNAL_MAX_AGE_S = RECORDED_TTL_S  # a journaled job older than its own dedupe key: not resent
 
 Dedupe = list[tuple[str, int]]  # Redis keys set with the job, each with its TTL (s)
@@ -110,7 +111,7 @@ class Outbox:
         if self._task is not None:
             self._task.cancel()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.flush(), 5)
+            await asyncio.wait_for(self.flush(), CLOSE_FLUSH_S)
         unrecorded = len(self.held)
         for held in list(self.held.values()):  # never silently: they are told
             await self._give_up(held)

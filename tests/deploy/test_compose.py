@@ -121,12 +121,57 @@ def test_env_file_is_deploy_env_documented_by_the_example(compose: dict[str, Any
     Settings(**{k.lower(): v for k, v in values.items()})
 
 
+def compose_variables() -> set[str]:
+    """The ${NAME} values compose itself reads from deploy/.env (the image, build arguments)."""
+    text = COMPOSE.read_text(encoding="utf-8")
+    return {m["name"] for m in INTERPOLATION.finditer(text) if m["name"]}
+
+
 def test_commented_optional_settings_are_real_settings() -> None:
     documented = {line.lstrip("# ").split("=")[0] for line in
                   ENV_EXAMPLE.read_text(encoding="utf-8").splitlines()
                   if line.startswith("# ") and "=" in line and line[2:3].isupper()}
-    known = variables()
+    known = variables() | compose_variables()
     assert documented and documented <= known, documented - known
+
+
+def test_build_arguments_and_secret_are_the_dockerfiles() -> None:
+    """`up --build` builds with the Dockerfile's own arguments (a registry mirror's base, PyPI and
+    Debian mirrors) and its `ca_bundle` secret, from deploy/.env; unset, the Dockerfile's
+    defaults and an empty secret (/dev/null), so a plain host needs none of them."""
+    dockerfile = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    declared = set(re.findall(r"^ARG (\w+)", dockerfile, re.M))
+    defaults = dict(re.findall(r"^ARG (\w+)=\"?([^\"\n]*)\"?$", dockerfile, re.M))
+    plain = yaml.safe_load(interpolate(COMPOSE.read_text(encoding="utf-8"), {"REDIS_PASSWORD": "x"}))
+    for name, service in plain["services"].items():
+        if "build" not in service:
+            continue
+        args = service["build"]["args"]
+        assert set(args) == declared, name
+        assert all(args[a] == defaults.get(a, "") for a in args), (name, args, defaults)
+        assert service["build"]["secrets"] == ["ca_bundle"]
+    assert plain["secrets"]["ca_bundle"]["file"] == "/dev/null"
+    assert "id=ca_bundle" in dockerfile
+    mirrored = yaml.safe_load(interpolate(COMPOSE.read_text(encoding="utf-8"), {
+        "REDIS_PASSWORD": "x", "CA_BUNDLE": "/etc/ssl/certs/ca-certificates.crt",
+        "PIP_INDEX_URL": "https://mirrors.aliyun.com/pypi/simple/"}))
+    assert mirrored["secrets"]["ca_bundle"]["file"] == "/etc/ssl/certs/ca-certificates.crt"
+    assert mirrored["services"]["bot"]["build"]["args"]["PIP_INDEX_URL"].startswith("https://mirrors")
+    documented = ENV_EXAMPLE.read_text(encoding="utf-8")
+    assert all(f"# {name}=" in documented for name in (*declared, "CA_BUNDLE", "GPUSIZE_IMAGE"))
+
+
+def test_the_outbox_journal_outlives_the_container(compose: dict[str, Any]) -> None:
+    """The bot journals what it acknowledged while Redis was slow under $HOME/.cache (bot.app's
+    outbox_journal): a named volume there, not a tmpfs, so a restarted or recreated container
+    resubmits it; the image makes that folder the app's, so the volume starts writable."""
+    bot = compose["services"]["bot"]
+    volumes = dict(v.split(":", 1) for v in bot["volumes"])
+    assert volumes.get("bot-cache") == "/home/app/.cache" and "bot-cache" in compose["volumes"]
+    assert "/home/app/.cache" not in bot.get("tmpfs", [])
+    assert "GPUSIZE_CACHE" not in bot.get("environment", {})  # the journal stays under $HOME
+    dockerfile = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    assert re.search(r"install -d -o app -g app -m 0700 /home/app/\.cache", dockerfile)
 
 
 def test_digest_runner_is_opt_in(compose: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from kubernetes_validate.utils import latest_version
 
+from bot.outbox import CLOSE_FLUSH_S
 from bot.server import GRACEFUL_HTTP_S
 from bot.settings import DEFAULT_METRICS_PORT, Settings
 from tests.deploy.conftest import BASE, K8S, OVERLAY, kubectl, one, render
@@ -287,7 +288,9 @@ def test_rolling_updates_drop_no_request(base: list[dict[str, Any]]) -> None:
     command = bot["lifecycle"]["preStop"]["exec"]["command"]
     assert command[0] == "sleep" and int(command[1]) >= 3
     drain = Settings.model_fields["shutdown_grace_s"].default
-    assert spec["terminationGracePeriodSeconds"] > int(command[1]) + GRACEFUL_HTTP_S + drain
+    # then the outbox's last try, and the people whose jobs it still holds are told
+    assert spec["terminationGracePeriodSeconds"] > (int(command[1]) + GRACEFUL_HTTP_S + drain
+                                                    + CLOSE_FLUSH_S)
     # readiness is not Redis's: a Redis outage must not empty the Service
     assert bot["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert bot["readinessProbe"] != bot["livenessProbe"]
