@@ -132,6 +132,10 @@ EN_PHRASES: tuple[Phrase, ...] = (
             r"in|of|at most|<=?|:)?\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<t>ms|milliseconds?|s|secs?|seconds?)\b"),
            lambda m, _k: f"ttft={m.group('n')}{'ms' if m.group('t').startswith('m') else ''}",
            "first token under 1.5 s"),
+    Phrase((r"\b(?P<n>\d+(?:\.\d+)?)\s*(?P<t>ms|milliseconds?|s|secs?|seconds?)\s*(?:to\s+first\s+token|"
+            r"ttft|first[- ]token(?:\s+(?:time|latency))?)\b"),
+           lambda m, _k: f"ttft={m.group('n')}{'ms' if m.group('t').startswith('m') else ''}",
+           "500ms TTFT"),
     # a deadline: "in 3 weeks", "within 10 days", "in a month"
     Phrase((r"\b(?:in|within|under|inside|deadline(?:\s+of)?|by)\s+(?:the\s+next\s+)?(?P<n>\d+(?:\.\d+)?|"
             + numbers.EN_NUMBER_WORD + r"|a|one)\s*(?P<unit>days?|weeks?|months?)\b"),
@@ -175,7 +179,7 @@ EN_PHRASES: tuple[Phrase, ...] = (
            "8x h100"),
     Phrase((r"\b" + CARD + r"\s*[x×*]\s*(?P<n>\d{1,3})\b"),
            lambda m, _k: cards(_count(m), m, known=True), "RTX 5090 x2"),
-    keyed(r"\b" + N + r"\s*(?:x\s*)?(?:gpus|cards)\b", "gpus", number, "8 gpus"),
+    keyed(r"\b" + N + r"\s*(?:x\s*)?(?:gpus?|cards?)\b", "gpus", number, "8 gpus"),
     # one card: "a single L20", "one H100", "with a 5090"
     Phrase((r"\b(?:an?\s+)?(?:single|one)\s+(?:" + CARD + r"|(?P<short>[a-z]\d{1,2}))(?:\s+(?:gpu|card))?\b"),
            lambda m, _k: _one_card(m), "a single L20"),
@@ -216,7 +220,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
     words(r"\b(?:in\s+the\s+(?:us|usa|states|eu|west)|in\s+(?:the\s+)?(?:us|usa|europe|america)|"
           r"overseas|abroad|outside\s+(?:of\s+)?china)\b", "market=global", "in the US"),
     # the question itself (read from the prose as fewest / capacity): nothing to skip
-    words(r"\b(?:at\s+(?:the\s+)?minimum|minimum)\b|\bhow\s+many\s+(?:concurrent\s+)?(?:users|people)\b",
+    words(r"\b(?:at\s+(?:the\s+)?minimum|minimum)\b|\bhow\s+many\s+(?:concurrent\s+)?(?:users|people)\b|"
+          r"\bmax(?:imum)?\s+(?:concurrency|concurrent\s+users|users)\b",
           "", "at minimum"),
     words(r"\b(?:rent(?:ing|ed)?|rental|lease|leasing)\b", "mode=rent", "rent"),
     words(r"\b(?:buy(?:ing)?|purchas(?:e|ing)|on[- ]prem(?:ises)?)\b", "mode=buy", "buy"),

@@ -21,6 +21,7 @@ whole input (tests/engine/test_reader.py fuzzes long, repeated and mixed-script 
 from __future__ import annotations
 
 import bisect
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -72,6 +73,28 @@ _CJK_PUNCT = _Lazy(r"[，。、？！：；（）“”《》【】]")
 # brackets, and a colon that ends a word ("qwen3-32b: self-hosted?"), not one inside a name
 # (qwen3:32b, an Ollama tag): words apart, never a skipped word
 _BRACKETS = _Lazy(r"[()\[\]{}\"`|]|:(?![A-Za-z0-9])|(?<![A-Za-z0-9]):")
+# a range (30-50人, 2~3万, 1到2周, 30 to 50 users): sized for its upper end, said in a note
+# (not a name's digits: 千问2.5-72B, gpu=4090-48gb; the upper end ends where its number does)
+_RANGE = _Lazy(r"(?<![A-Za-z0-9.\-=])(?P<low>\d+(?:\.\d+)?)\s*(?P<unit>[kw万千亿]?)\s*(?:-|~|–|—|到|至)\s*"
+               r"(?=(?P<high>\d+(?:\.\d+)?)(?:[kw万千亿](?![a-z])|(?![\d.a-z])))|"
+               r"(?<![A-Za-z0-9.\-])(?P<elow>\d+)\s+to\s+(?=(?P<ehigh>\d+)\s*(?:users|people|concurrent|"
+               r"requests|gpus|cards)\b)")
+# a share of the people said to be online at once (500人的公司，同时在线10%; 10% concurrent)
+_SHARE = _Lazy(r"(?:同时在线|同时使用|同时用|并发)\s*(?:率|比例|比率)?\s*(?:大概|大约|约|是|为|按|有)?\s*"
+               r"(?P<p>\d+(?:\.\d+)?)\s*%|(?<![\d.])(?P<q>\d+(?:\.\d+)?)\s*%\s*(?:的人)?\s*(?:同时在线|同时使用|在线|并发)|"
+               r"(?<![\w.])(?P<e>\d+(?:\.\d+)?)\s*%\s*(?:of\s+(?:them|those|whom)\s+)?(?:are\s+)?"
+               r"(?:concurrent(?:ly)?|online\s+at\s+once|active\s+at\s+once|at\s+once|at\s+the\s+same\s+time|"
+               r"simultaneous(?:ly)?)\b|\bconcurrency\s*(?:of|at|:|~)?\s*(?P<c>\d+(?:\.\d+)?)\s*%")
+# nicknames: ds v3, ds-r1 (DeepSeek); a repo's suffixes: -instruct, -chat, -it say the tuned
+# release of the same shapes, -awq, -gptq, -fp8, -int4 its weight format
+_NICKNAME = _Lazy(r"(?<![a-z0-9])ds(?=\s*-?\s*[vr]\d)")
+_TUNED_SUFFIX = _Lazy(r"(?<=[a-z0-9])-(?:instruct|chat|it|base|hf)(?![\w.\-])")
+_FORMAT_SUFFIX = _Lazy(r"(?<=[a-z0-9])-(?:(?P<q>awq|gptq|fp8|int4|int8)|gguf)(?![\w.\-])")
+# two cards asked against each other (L20还是H20, 4090 or A800, H100 vs H200): compared, not two
+# readings of one card
+_VERSUS = _Lazy(r"(?<![a-z0-9])" + CARD.replace("?P<card>", "?P<a>").replace("?P<mem>", "?P<am>")
+                + r"\s*(?:还是|或者|或是|或|对比|比较|\bor\b|\bvs\.?|\bversus\b)\s*"
+                + CARD.replace("?P<card>", "?P<b>").replace("?P<mem>", "?P<bm>") + r"(?![a-z0-9])")
 
 # families named without a size (満血/full): their full model, as teams mean it
 FULL_MODELS = {"deepseek": "deepseek-r1", "r1": "deepseek-r1", "deepseekr1": "deepseek-r1",
@@ -93,8 +116,9 @@ _FITS = _Lazy(r"够吗|够不够|够用|能不能|能跑|能否|行不行|行吗
                    r"\bcan (?:[\w.\-]{1,40} ){1,5}?(?:serve|run|handle|fit|train|do)\b|\bcan i\b|\bcan we\b")
 _FEWEST = _Lazy(r"最少|至少|几张|多少张|几块|多少块|几台|多少台|\bhow many\b|\bat (?:the )?minimum\b|"
                      r"\bfewest\b|\bminimum number\b")
-_CAPACITY = _Lazy(r"多少人|多少用户|多少并发|多少个用户|\bhow many (?:users|people|concurrent)\b|"
-                       r"\bhow much traffic\b")
+_CAPACITY = _Lazy(r"多少人|多少用户|多少并发|多少个用户|几个并发|几个人|几个用户|几路并发|最大并发|"
+                       r"\bhow many (?:users|people|concurrent)\b|\bhow much traffic\b|"
+                       r"\bmax(?:imum)? (?:concurrency|concurrent users|users)\b")
 # words for fine-tuning that name no method: full fine-tuning unless LoRA or QLoRA is said
 GENERIC_FINE_TUNE = frozenset(("fine-tune", "finetune", "fine-tuning", "finetuning", "fine-tuned"))
 _TRAIN_WORDS = _Lazy(r"训练|\btrain(?:ing)?\b|\bfine[- ]?tun")
@@ -109,6 +133,9 @@ _QUIET = frozenset((
     "servers", "fit", "fits", "enough", "'s", "'re", "'m", "'ve", "'d", "should", "have", "own",
     "which", "are", "there", "any", "this", "that", "these", "those", "so", "just", "also",
     "vs", "versus", "or", "get", "go", "hi", "hey", "thanks", "pls", "plz", "team", "folks",
+    "they", "them", "got", "option", "options", "hardware", "setup", "config", "configuration",
+    "best", "params", "parameters", "param", "done", "node", "nodes", "box", "one", "recommend",
+    "budget",
 ))
 
 
@@ -266,7 +293,8 @@ def _family(word: str, text: str) -> str | None:
 
 # "we have / 我们有" right before a count and a card: the team owns those cards (a budget, a
 # deadline or "we have 50 users" is not a card, so the count and card must follow the words)
-_OWNED_WORDS = (r"(?:(?:我们|我|咱们|公司|团队|实验室)\s*(?:手上|手里|手头|现在|目前)?\s*(?:已经有|已有|有)"
+_OWNED_WORDS = (r"(?:(?:我们|我|咱们|公司|团队|实验室)\s*(?:手上|手里|手头|现在|目前)?"
+                r"\s*(?:只|就|一共|总共|共)?\s*(?:已经有|已有|有)"
                 r"|(?:手上|手里|手头|现在|目前)\s*(?:已经有|已有|有)|现有|已有|拥有"
                 r"|\b(?:we|i)\s*(?:already\s+)?(?:have|own|'ve\s+got|have\s+got|got)"
                 r"|\bwe've\s+got|\bour)")
@@ -292,7 +320,7 @@ def read(text: str, *, reply: bool = False) -> Reading:
     if len(text) > MAX_INPUT_CHARS:
         notes.append(_("The message is {count:,} characters: the first {limit:,} were read.").format(
             count=len(text), limit=MAX_INPUT_CHARS))
-    text = normalize(text)
+    text = _ranges(normalize(text), notes)
     exact, prose = _exact_options(text)
     plain = all(_grammar_word(word) for word in prose.split())
     if not plain:
@@ -301,13 +329,19 @@ def read(text: str, *, reply: bool = False) -> Reading:
     rw.text = _CJK_PUNCT.sub(" ", rw.text)
     for name, family in zh_input.NAMES.items():
         rw.text = rw.text.replace(name, f" {family}")  # 上下文8k千问3: 8k, then qwen3
+    rw.text = _NICKNAME.sub("deepseek", rw.text)
+    rw.text = _TUNED_SUFFIX.sub("", rw.text)
+    rw.text = _FORMAT_SUFFIX.sub(lambda m: f" {m.group('q') or ''} ", rw.text)
     rw.run(zh_input.ZH_MODEL_ROWS + en_input.EN_MODEL_ROWS)
     for start, end, model in reversed(find_models(rw.text)):
         rw.text = rw.text[:start] + rw.keep(f"model={model}") + rw.text[end:]
     for start, end, card in reversed(find_cards(rw.text)):
         rw.text = f"{rw.text[:start]} {card} {rw.text[end:]}"
     said: list[rates.Said] = []
+    share = None
     if not plain:
+        rw.text = _VERSUS.sub(lambda m: _versus(m, notes), rw.text)
+        share, rw.text = _share(rw.text)
         # active users and request rates before the tables (日活1000人 is not 1000 users)
         rw.run(rates.rows(said))
         notes.extend(s.note for s in said)
@@ -318,6 +352,8 @@ def read(text: str, *, reply: bool = False) -> Reading:
     values, skipped = _classify(rw.result().split(), prose, notes, reply=reply)
     if "gpu" in values and owns_cards(prose):
         values["owned"] = True
+    if share is not None:
+        _apply_share(share, values, notes)
     for key, value in exact.items():
         values[key] = value  # the exact form wins over prose
     if has_cjk(text):
@@ -328,6 +364,49 @@ def read(text: str, *, reply: bool = False) -> Reading:
     traffic = next((s.label for s in said if s.requests == values.get("requests")), None)
     return Reading(values=values, read=tuple(read_line(values, traffic=traffic)),
                    skipped=tuple(skipped), question=question, notes=tuple(notes), traffic=traffic)
+
+
+def _ranges(text: str, notes: list[str]) -> str:
+    """30-50人 -> 50人: a range is sized for its upper end, and the note says so."""
+    def upper(m: re.Match[str]) -> str:
+        low, high = m.group("low") or m.group("elow"), m.group("high") or m.group("ehigh")
+        notes.append(_("{low}-{high} read as {high}, the upper end of the range.").format(
+            low=low + (m.group("unit") or ""), high=high))
+        return ""
+    return _RANGE.sub(upper, text)
+
+
+def _versus(m: re.Match[str], notes: list[str]) -> str:
+    """Two cards asked against each other: neither is pinned, every card is ranked."""
+    first, second = card_name(m.group("a"), m.group("am")), card_name(m.group("b"), m.group("bm"))
+    if first is None or second is None or first == second:
+        return m.group(0)
+    notes.append(_("{first} or {second}: compared, not pinned; the answer ranks every card, these "
+                   "two among them.").format(first=first, second=second))
+    return " "
+
+
+def _share(text: str) -> tuple[float | None, str]:
+    """A share of the people online at once (同时在线10%), taken out of the text."""
+    m = _SHARE.search(text)
+    if m is None:
+        return None, text
+    percent = float(next(g for g in m.group("p", "q", "e", "c") if g))
+    if not 0 < percent <= 100:
+        return None, text
+    return percent / 100, text[:m.start()] + " " + text[m.end():]
+
+
+def _apply_share(share: float, values: dict[str, Any], notes: list[str]) -> None:
+    """给500人用，同时在线10%: the users in flight are that share of the people."""
+    people = values.get("users")
+    if people is None:
+        notes.append(_("{percent:g}% online at once, of no number of people: say how many use it "
+                       "(e.g. 500人).").format(percent=share * 100))
+        return
+    values["users"] = max(1, math.ceil(people * share))
+    notes.append(_("{percent:g}% of {people:,} people online at once: {users:,} users.").format(
+        percent=share * 100, people=people, users=values["users"]))
 
 
 def check_model_asked(reading: Reading) -> None:

@@ -25,6 +25,7 @@ from engine.phrases import (
     SERVER_GPUS,
     Phrase,
     Rewrite,
+    card_name,
     cards,
     distill,
     has_cjk,
@@ -225,7 +226,9 @@ QUESTIONS = (  # what every answer says: the question itself reads as nothing
     # 从头预训练: 预训练 says it (从头训练 and 从零训练 alone are pretraining, in the method row)
     r"(?:从头|从零)(?:开始)?(?=\s*预训练)",
     r"(?:手上|手里|手头|现在|目前)\s*(?:有|已有|已经有)",  # 手上有8张4090: the cards are what follows
-    r"求推荐|推荐一下|帮我算一下|帮忙算一下|帮我算|算一下|估算一下|估一下|请问|想问一下|问一下",
+    r"求推荐|推荐一下|帮我算一下|帮忙算一下|帮我算下|帮我算|算一下|算下|估算一下|估一下|请问|想问一下|问一下|"
+    r"帮忙看一?下|帮忙看看|帮我看一?下|帮我看看|帮看下|看一?下",
+    r"(?:更|比较|哪个)?(?:划算|合算|值得|值不值)(?:吗|些|点|一些)?",
 )
 FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器", "选型", "方案", "模型", "显存",
           "大概", "大约", "左右", "以内", "之内", "以下", "的", "用", "跑", "做", "吗", "呢", "和",
@@ -233,7 +236,7 @@ FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器
           "准备", "进行", "来", "给", "帮", "看看", "试试", "换成", "改成", "改为", "换", "如果",
           "那么", "那", "吧", "啊", "了", "每月", "每个月", "每小时", "每天", "环境", "场景",
           "版本", "一个", "个", "可以", "能", "是", "有", "显卡", "整机", "规模", "左右的", "评估",
-          "推荐", "按")
+          "推荐", "按", "全公司", "公司", "团队", "训练完", "训完", "跑完", "完成", "搞定", "只")
 
 # models: the R1 distills by size (read before the catalog's names, so `deepseek-r1 蒸馏版 32B`
 # is the distill, not deepseek-r1)
@@ -267,6 +270,10 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     Phrase((COUNT + r"\s*(?:张|块|个)\s*(?:显卡|卡|gpu)?\s*(?:" + CARD + r")?"),
            lambda m, _k: cards(_count(m), m, known=True) if m.group("card") or re.search(
                r"卡|gpu", m.group(0), re.I) else None, "4张4090"),
+    # 一张L4, 两块T4: a card whose name has one digit (CARD wants two)
+    Phrase((COUNT + r"\s*(?:张|块|个)\s*(?P<short>[a-z]\d)(?![a-z0-9])"),
+           lambda m, _k: (f"gpus={_count(m)} gpu={card_name(m.group('short'))}"
+                          if _count(m) and card_name(m.group("short")) else None), "一张L4"),
     Phrase((COUNT + r"\s*(?:卡|显卡|gpu)\s*(?:" + CARD + r")?"),
            lambda m, _k: cards(_count(m), m, known=True), "8卡A800"),
     Phrase((r"(?P<n>\d+)\s*[×x*]\s*" + CARD),
@@ -306,7 +313,8 @@ ZH_PHRASES: tuple[Phrase, ...] = (
             r"(?P<t>毫秒|秒|ms(?![a-z])|s(?![a-z]))\s*(?:内|以内|之内)?"),
            lambda m, _k: _ttft(m), "首token 2秒内"),
     # users said with who they are: 给200个员工用, 供50位同事使用
-    keyed(r"(?:给|供)\s*" + N + r"\s*(?:个|位|名)?\s*(?:员工|同事|人|用户|同学|客户|坐席)", "users", number,
+    keyed(r"(?:给|供)\s*" + N + r"\s*(?:个|位|名)?\s*(?:员工|同事|人|用户|同学|客户|坐席|开发者?|开发人员|"
+          r"工程师|程序员|研发|研究员|老师|学生|医生|律师|客服|销售)", "users", number,
           "给200个员工用"),
     # users said with people: 50人同时用, 20个人同时使用
     keyed(N + r"\s*(?:个)?\s*(?:人|用户)\s*(?:同时|一起)\s*(?:用|使用|在线|访问|调用|请求)", "users", number,

@@ -117,3 +117,273 @@ def test_punctuation_is_never_skipped_and_a_card_is_a_card(text: str, want: dict
 
 def test_a_card_size_alone_is_still_a_model_size() -> None:
     assert slots("910B inference") == {"model": "910B", "method": "inference"}
+
+
+# -- the sweep: questions as a team types them in Slack -------------------------------------------
+# Each with every slot it must yield and the kind of question. Words a slot does not take yet are
+# listed in KNOWN_GAPS (a card the catalog lacks, a data set in samples): the rest skip nothing.
+
+SWEEP: list[tuple[str, dict[str, Any], str | None]] = [
+    ("我们有两台8卡A800，想部署Qwen3 32B给全公司用，大概30-50人同时在线，够不够",
+     {"gpus": 16, "gpu": "a800", "model": "qwen3-32b", "users": 50, "method": "inference",
+      "owned": True}, "fits"),
+    ("DeepSeek R1 671B 满血版 部署 需要几台H20",
+     {"model": "deepseek-r1", "gpu": "h20", "method": "inference"}, "fewest"),
+    ("ds v3 推理 上下文64k 并发20 需要多少张H800",
+     {"model": "deepseek-v3", "context": 65536, "users": 20, "gpu": "h800",
+      "method": "inference"}, "fewest"),
+    ("llama3-70b-instruct 4bit 双卡4090 能跑吗",
+     {"model": "llama-3-70b", "gpus": 2, "gpu": "rtx-4090", "quant": "int4",
+      "method": "inference"}, "fits"),
+    ("想租卡做qwen2.5-7b的lora微调，数据5万条，一周内完成，预算1w",
+     {"mode": "rent", "model": "qwen2.5-7b", "days": 7.0,
+      "budget": {"amount": 10000.0, "currency": "CNY"}, "method": "lora"}, None),
+    ("qwen3-32b 自建还是调API划算？每天2万次请求",
+     {"model": "qwen3-32b", "requests": 20000, "method": "inference"}, None),
+    ("公司有4块3090，能微调什么模型",
+     {"gpus": 4, "gpu": "rtx-3090", "method": "full-finetune", "owned": True}, None),
+    ("8张910B能不能跑满血deepseek",
+     {"gpus": 8, "gpu": "ascend-910b", "model": "deepseek-r1", "method": "inference"}, "fits"),
+    ("70B模型推理，用L20还是H20？并发100",
+     {"model": "70B", "users": 100, "method": "inference"}, None),
+    ("Qwen3-235B-A22B 部署 8卡H200 够吗",
+     {"model": "qwen3-235b-a22b", "gpus": 8, "gpu": "h200", "method": "inference"}, "fits"),
+    ("qwen3 8b qlora 单张4060ti 16g 行不行",
+     {"model": "qwen3-8b", "method": "qlora"}, "fits"),
+    ("预算50万以内，部署一个32B的模型给客服用，日活2000",
+     {"budget": {"amount": 500000.0, "currency": "CNY"}, "model": "32B", "requests": 18367,
+      "method": "inference"}, None),
+    ("glm-4.5-air 推理 4张L40S",
+     {"model": "glm-4.5-air", "gpus": 4, "gpu": "l40s", "method": "inference"}, None),
+    ("帮忙看下：kimi k2 满血部署最少要多少张H100",
+     {"model": "kimi-k2", "gpu": "h100-sxm", "method": "inference"}, "fewest"),
+    ("买卡还是租卡？qwen2.5-72b 推理 100并发 用3年",
+     {"model": "qwen2.5-72b", "users": 100, "months": 36, "method": "inference"}, None),
+    ("gpt-oss-120b 单卡H100 能跑吗 上下文128k",
+     {"model": "gpt-oss-120b", "gpus": 1, "gpu": "h100-sxm", "context": 131072,
+      "method": "inference"}, "fits"),
+    ("我们只有一张4090，想跑qwen3-14b，够用吗",
+     {"gpus": 1, "gpu": "rtx-4090", "model": "qwen3-14b", "owned": True, "method": "inference"}, "fits"),
+    ("7B 全参微调 序列长度4k 8张A100 要多久 数据量1亿token",
+     {"model": "7B", "seq": 4096, "gpus": 8, "gpu": "a100-80gb", "tokens": 100000000,
+      "method": "full-finetune"}, None),
+    ("qwen3-30b-a3b 推理 首token 1秒内 并发50",
+     {"model": "qwen3-30b-a3b", "ttft": 1.0, "users": 50, "method": "inference"}, None),
+    ("两台8卡H20 部署deepseek-v3 能撑多少并发",
+     {"gpus": 16, "gpu": "h20", "model": "deepseek-v3", "method": "inference"}, "capacity"),
+    ("32B模型 QLoRA 微调 需要多大显存",
+     {"model": "32B", "method": "qlora"}, None),
+    ("百川2 13b 微调 单卡A6000",
+     {"model": "baichuan2-13b", "gpus": 1, "gpu": "rtx-a6000", "method": "full-finetune"}, None),
+    ("minimax-m2 部署 需要什么配置",
+     {"model": "minimax-m2", "method": "inference"}, None),
+    ("Qwen2.5-VL-7B 推理 一张L4 能跑吗",
+     {"model": "qwen2.5-vl-7b", "gpus": 1, "gpu": "l4", "method": "inference"}, "fits"),
+    ("每秒10个请求 qwen3-8b 部署 用什么卡",
+     {"requests": 288000, "model": "qwen3-8b", "method": "inference"}, None),
+    ("qwen3-32b 部署 2台4卡L40",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "l40", "method": "inference"}, None),
+    ("deepseek-r1-distill-qwen-32b 推理 并发30 上下文16k 在成都机房",
+     {"model": "deepseek-r1-distill-qwen-32b", "users": 30, "context": 16384,
+      "region": "chengdu", "method": "inference"}, None),
+    ("14B 模型 LoRA 微调 预算3万 租用 两周内",
+     {"model": "14B", "budget": {"amount": 30000.0, "currency": "CNY"}, "mode": "rent",
+      "days": 14.0, "method": "lora"}, None),
+    ("llama 3.1 405b fp8 部署 16张H100 够不够",
+     {"model": "llama-3.1-405b", "quant": "fp8", "gpus": 16, "gpu": "h100-sxm",
+      "method": "inference"}, "fits"),
+    ("Qwen3-Coder-480B-A35B 部署给200个开发者用",
+     {"model": "qwen3-coder-480b-a35b", "users": 200, "method": "inference"}, None),
+    ("我们月活10万，qwen3-32b够不够",
+     {"requests": 367347, "model": "qwen3-32b", "method": "inference"}, "fits"),
+    ("72B 推理 用4090魔改48G 4张",
+     {"model": "72B", "gpus": 4, "gpu": "rtx-4090-48gb", "method": "inference"}, None),
+    ("7B预训练 1T tokens 3个月内 需要多少张H800",
+     {"model": "7B", "tokens": 1000000000000, "days": 90.0, "gpu": "h800", "method": "pretrain"}, "fewest"),
+    ("qwen3-4b 在手机上？不，部署在一张T4上",
+     {"model": "qwen3-4b", "method": "inference"}, None),
+    ("请问qwen3-32b在8张A800上能服务多少人",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "a800", "method": "inference"}, "capacity"),
+    ("gemma-3-27b 推理 2x RTX 5090",
+     {"model": "gemma-3-27b", "gpus": 2, "gpu": "rtx-5090", "method": "inference"}, None),
+    ("Can we serve Qwen3 32B on 2x H100 for 40 concurrent users?",
+     {"model": "qwen3-32b", "gpus": 2, "gpu": "h100-sxm", "users": 40, "method": "inference"}, "fits"),
+    ("Is one A100 80GB enough to LoRA fine-tune llama-3.1-8b?",
+     {"gpus": 1, "gpu": "a100-80gb", "model": "llama-3.1-8b", "method": "lora"}, "fits"),
+    ("should we buy or rent for deepseek v3 inference, ~100 users, 32k context",
+     {"model": "deepseek-v3", "users": 100, "context": 32768, "method": "inference"}, None),
+    ("how many H200s do we need to serve DeepSeek R1 671B to 64 users",
+     {"gpu": "h200", "model": "deepseek-r1", "users": 64, "method": "inference"}, "fewest"),
+    ("we have 8 x L40S, what's the largest model we can fine-tune with QLoRA?",
+     {"gpus": 8, "gpu": "l40s", "model": "largest", "method": "qlora", "owned": True}, None),
+    ("llama3-70b-instruct serve 20 users, budget $150k",
+     {"model": "llama-3-70b", "users": 20, "budget": {"amount": 150000.0, "currency": "USD"},
+      "method": "inference"}, None),
+    ("qwen3-32b self-host vs API for 50k requests a day?",
+     {"model": "qwen3-32b", "requests": 50000, "method": "inference"}, None),
+    ("QLoRA on Llama 3.3 70B with a single RTX 6000 Ada - does it fit?",
+     {"model": "llama-3.3-70b", "gpus": 1, "gpu": "rtx-6000-ada", "method": "qlora"}, "fits"),
+    ("what GPUs for serving mixtral 8x7b at 500ms TTFT, 30 users",
+     {"model": "mixtral-8x7b", "ttft": 0.5, "users": 30, "method": "inference"}, None),
+    ("pretrain a 1B model on 100B tokens within 2 weeks, cheapest option?",
+     {"model": "1B", "tokens": 100000000000, "days": 14.0, "goal": "cost", "method": "pretrain"}, None),
+    ("fine-tune qwen2.5-14b full params on 4xA100 80G, seq 8k",
+     {"model": "qwen2.5-14b", "gpus": 4, "gpu": "a100-80gb", "seq": 8192,
+      "method": "full-finetune"}, None),
+    ("is 4x4090 enough for qwen3-30b-a3b with 64k context?",
+     {"gpus": 4, "gpu": "rtx-4090", "model": "qwen3-30b-a3b", "context": 65536,
+      "method": "inference"}, "fits"),
+    ("we own 2 H100 servers, can they serve kimi k2?",
+     {"gpus": 16, "gpu": "h100-sxm", "model": "kimi-k2", "method": "inference", "owned": True}, "fits"),
+    ("serve gpt-oss-20b to 1000 users a day on L4s",
+     {"model": "gpt-oss-20b", "requests": 9184, "gpu": "l4", "method": "inference"}, None),
+    ("deploy glm-4.6 in China, budget 2M CNY, buy",
+     {"model": "glm-4.6", "market": "china",
+      "budget": {"amount": 2000000.0, "currency": "CNY"}, "mode": "buy", "method": "inference"}, None),
+    ("renting 8 H100s for a week to LoRA llama 3.1 70b, how much?",
+     {"mode": "rent", "gpus": 8, "gpu": "h100-sxm", "model": "llama-3.1-70b", "method": "lora"}, None),
+    ("qwen3 235b fp8 on one 8xH200 node, max concurrency?",
+     {"model": "qwen3-235b-a22b", "quant": "fp8", "gpus": 8, "gpu": "h200",
+      "method": "inference"}, "capacity"),
+    ("phi-4 inference on a 3090 at 4-bit",
+     {"model": "phi-4", "gpus": 1, "gpu": "rtx-3090", "method": "inference", "quant": "int4"}, None),
+    ("Llama-4-Scout 17B-16E serving, 10 users, 1 x H100?",
+     {"model": "llama-4-scout", "users": 10, "gpus": 1, "gpu": "h100-sxm",
+      "method": "inference"}, None),
+    ("7b lora, 1 gpu, 24gb, fastest option",
+     {"model": "7B", "gpus": 1, "goal": "time", "method": "lora"}, None),
+    ("need ~20 QPS for qwen3-14b, what hardware",
+     {"requests": 576000, "model": "qwen3-14b", "method": "inference"}, None),
+    ("DeepSeek-V3.1 with 128k context for 8 users on H20s",
+     {"model": "deepseek-v3.1", "context": 131072, "users": 8, "gpu": "h20",
+      "method": "inference"}, None),
+    ("deepseek r1 distill llama 70b 4bit on 2 3090s?",
+     {"model": "deepseek-r1-distill-llama-70b", "gpus": 2, "gpu": "rtx-3090", "quant": "int4",
+      "method": "inference"}, None),
+    ("we've got 16 A800 in 2 servers; full fine-tune 32B?",
+     {"gpus": 16, "gpu": "a800", "model": "32B", "method": "full-finetune", "owned": True}, None),
+    ("qwen2.5-72b-instruct-awq on 2x A6000, 10 concurrent",
+     {"model": "qwen2.5-72b", "quant": "awq", "gpus": 2, "gpu": "rtx-a6000", "users": 10,
+      "method": "inference"}, None),
+    ("qwen3-32b 部署 we have 8张4090 50 users 够吗",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "rtx-4090", "users": 50, "method": "inference",
+      "owned": True}, "fits"),
+    ("llama-3.1-8b LoRA 微调, budget 5万, 两周内 done",
+     {"model": "llama-3.1-8b", "budget": {"amount": 50000.0, "currency": "CNY"}, "days": 14.0,
+      "method": "lora"}, None),
+    ("deepseek-v3 推理 H20 x 16, context 32k, 并发 64",
+     {"model": "deepseek-v3", "gpus": 16, "gpu": "h20", "context": 32768, "users": 64,
+      "method": "inference"}, None),
+    ("帮我算下 Qwen3-32B serve 50 concurrent 上下文 32k 预算 100万",
+     {"model": "qwen3-32b", "users": 50, "context": 32768,
+      "budget": {"amount": 1000000.0, "currency": "CNY"}, "method": "inference"}, None),
+    ("qwen3-14b 推理，RTX 4090 × 2，30 users",
+     {"model": "qwen3-14b", "gpus": 2, "gpu": "rtx-4090", "users": 30, "method": "inference"}, None),
+    ("想用 H100 租 2 周 做 70b 的 qlora",
+     {"gpu": "h100-sxm", "mode": "rent", "days": 14.0, "model": "70B", "method": "qlora"}, None),
+    ("mixtral-8x22b 部署 on 8 A100 够不够?",
+     {"model": "mixtral-8x22b", "gpus": 8, "gpu": "a100-80gb", "method": "inference"}, "fits"),
+    ("qwen3-8b fine-tune on 1 × 4090, 序列 2k",
+     {"model": "qwen3-8b", "gpus": 1, "gpu": "rtx-4090", "seq": 2048, "method": "full-finetune"}, None),
+    ("部署 qwen3-32b，QPS 5，首字 2s 内",
+     {"model": "qwen3-32b", "requests": 144000, "ttft": 2.0, "method": "inference"}, None),
+    ("ds r1 满血 两台8卡H20 能带多少人",
+     {"model": "deepseek-r1", "gpus": 16, "gpu": "h20", "method": "inference"}, "capacity"),
+    ("Qwen2.5 72B 推理 8卡L20 并发 100 够吗",
+     {"model": "qwen2.5-72b", "gpus": 8, "gpu": "l20", "users": 100, "method": "inference"}, "fits"),
+    ("yi-1.5-34b 推理 单卡 A100 40G",
+     {"model": "yi-1.5-34b", "gpus": 1, "gpu": "a100-40gb", "method": "inference"}, None),
+    ("internlm2.5-20b LoRA 单卡4090",
+     {"model": "internlm2.5-20b", "gpus": 1, "gpu": "rtx-4090", "method": "lora"}, None),
+    ("qwen3-32b 推理 日均请求5万，输入2k，输出500",
+     {"model": "qwen3-32b", "requests": 50000, "prompt": 2048, "output": 500,
+      "method": "inference"}, None),
+    ("llama 3.1 70b 全参微调 需要几台8卡H800",
+     {"model": "llama-3.1-70b", "gpu": "h800", "method": "full-finetune"}, "fewest"),
+    ("DeepSeek-R1 蒸馏 32B 部署 两张4090 并发10",
+     {"model": "deepseek-r1-distill-qwen-32b", "gpus": 2, "gpu": "rtx-4090", "users": 10,
+      "method": "inference"}, None),
+    ("70b 推理 国内 租 4090 还是 A800 划算",
+     {"model": "70B", "market": "china", "mode": "rent", "method": "inference"}, None),
+    ("Qwen3 32B 在 8张 4090 上 128k 上下文 能撑几个并发",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "rtx-4090", "context": 131072,
+      "method": "inference"}, "capacity"),
+    ("13B 全参 两台 8 卡 A100 1周内 训完 100亿token",
+     {"model": "13B", "gpus": 16, "gpu": "a100-80gb", "days": 7.0, "tokens": 10000000000,
+      "method": "full-finetune"}, None),
+    ("部署qwen3-32b给500人的公司用，同时在线大概10%",
+     {"model": "qwen3-32b", "users": 50, "method": "inference"}, None),
+]
+
+KNOWN_GAPS = {
+    "想租卡做qwen2.5-7b的lora微调，数据5万条，一周内完成，预算1w": {"数据", "万条"},  # samples, not tokens
+    "qwen3 8b qlora 单张4060ti 16g 行不行": {"单张", "4060ti", "16g"},  # no 4060 Ti in the catalog
+    "qwen3-4b 在手机上？不，部署在一张T4上": {"手机", "不", "一张", "T4"},  # no T4 in the catalog
+    "renting 8 H100s for a week to LoRA llama 3.1 70b, how much?": {"week"},  # a rental term
+    "7b lora, 1 gpu, 24gb, fastest option": {"24gb"},  # memory with no card
+    "预算50万以内，部署一个32B的模型给客服用，日活2000": {"客服"},  # who uses it, no count
+}
+
+
+def test_the_sweep_is_big_and_mixed() -> None:
+    texts = [text for text, _slots, _question in SWEEP]
+    assert len(texts) >= 80 and len(set(texts)) == len(texts)
+    assert sum(any("\u3400" <= c <= "\u9fff" for c in t) for t in texts) >= 40
+    assert sum(t.isascii() for t in texts) >= 20
+
+
+@pytest.mark.parametrize(("text", "want", "question"), SWEEP, ids=[row[0][:40] for row in SWEEP])
+def test_every_sweep_question_reads_its_slots(text: str, want: dict[str, Any],
+                                              question: str | None) -> None:
+    reading = read(text)
+    assert slots(text) == want
+    assert reading.question == question
+    assert set(reading.skipped) == KNOWN_GAPS.get(text, set())
+
+
+# -- the rules the sweep asked for ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "key", "value"), [
+    ("qwen3-32b 部署 30-50人同时在线", "users", 50),
+    ("qwen3-32b 部署 并发 20~40", "users", 40),
+    ("70B 推理 预算2-3万", "budget", {"amount": 30000.0, "currency": "CNY"}),
+    ("7B 预训练 100B tokens 1到2周内", "days", 14.0),
+    ("serve qwen3-8b to 30 to 50 users", "users", 50),
+])
+def test_a_range_is_sized_for_its_upper_end(text: str, key: str, value: Any) -> None:
+    reading = read(text)
+    assert reading.values[key] == value
+    assert any("upper end" in note for note in reading.notes)
+
+
+def test_a_share_online_at_once_scales_the_head_count() -> None:
+    assert slots("部署qwen3-32b给500人的公司用，同时在线大概10%")["users"] == 50
+    assert slots("qwen3-8b for 300 employees, 5% concurrent")["users"] == 15
+    alone = read("qwen3-8b 部署 同时在线10%")
+    assert "users" not in alone.values and any("10%" in note for note in alone.notes)
+
+
+@pytest.mark.parametrize("text", ["70B模型推理，用L20还是H20？并发100",
+                                  "H100 vs H200 for llama-3.1-70b inference",
+                                  "llama-3.1-8b lora: 4090 or A6000?"])
+def test_two_cards_asked_against_each_other_are_compared_not_pinned(text: str) -> None:
+    reading = read(text)
+    assert "gpu" not in reading.values
+    assert any("compared" in note for note in reading.notes)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("ds v3 推理", {"model": "deepseek-v3", "method": "inference"}),
+    ("ds-r1 部署", {"model": "deepseek-r1", "method": "inference"}),
+    ("qwen2.5-72b-instruct-awq serve", {"model": "qwen2.5-72b", "quant": "awq", "method": "inference"}),
+    ("gemma-2-9b-it lora", {"model": "gemma-2-9b", "method": "lora"}),
+    ("llama3-70b-instruct serve", {"model": "llama-3-70b", "method": "inference"}),
+    ("Qwen3-32B-FP8 推理", {"model": "qwen3-32b", "quant": "fp8", "method": "inference"}),
+])
+def test_nicknames_and_repo_suffixes(text: str, want: dict[str, Any]) -> None:
+    assert slots(text) == want
+
+
+def test_a_thread_reply_reads_the_same_rules() -> None:
+    assert slots("并发改成30-50", reply=True) == {"users": 50}
+    assert slots("换成一张L4", reply=True) == {"gpus": 1, "gpu": "l4"}
