@@ -11,6 +11,9 @@
 #                            (give name@sha256:... to pin one yourself)
 #   ALLOW_DIRTY=1            build from a tree with uncommitted changes (tagged -dirty, never
 #                            pushed)
+#   PIP_INDEX_URL, DEBIAN_MIRROR   mirrors, passed as the Dockerfile's build arguments
+#   CA_BUNDLE=FILE           a TLS-inspecting proxy's CA for pip and apt (a build secret, never
+#                            stored in the image)
 # Prints the image reference with its digest last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +26,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --push) PUSH=1 ;;
     --kustomization) KUSTOMIZATION=${2:?--kustomization needs a folder}; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -63,6 +66,9 @@ build=(build -f deploy/Dockerfile --build-arg "PYTHON_IMAGE=$base"
        --label "org.opencontainers.image.base.digest=${base#*@}"
        -t "$IMAGE:$tag")
 if [ "$(basename "$ENGINE")" = podman ]; then build+=(--format docker); fi  # keeps HEALTHCHECK
+if [ -n "${PIP_INDEX_URL:-}" ]; then build+=(--build-arg "PIP_INDEX_URL=$PIP_INDEX_URL"); fi
+if [ -n "${DEBIAN_MIRROR:-}" ]; then build+=(--build-arg "DEBIAN_MIRROR=$DEBIAN_MIRROR"); fi
+if [ -n "${CA_BUNDLE:-}" ]; then build+=(--secret "id=ca_bundle,src=$CA_BUNDLE"); fi
 DOCKER_BUILDKIT=1 "$ENGINE" "${build[@]}" .
 echo "built: $IMAGE:$tag"
 [ "$PUSH" = 1 ] || exit 0

@@ -133,7 +133,9 @@ def test_release_tags_by_version_and_commit_and_pins_digests(tmp_path: Path) -> 
     shutil.copy(OVERLAY / "kustomization.yaml", overlay / "kustomization.yaml")
     log = tmp_path / "calls"
     environment = {**os.environ, "ENGINE": str(engine), "FAKE_LOG": str(log),
-                   "IMAGE": "registry.example.com/team/gpusize", "ALLOW_DIRTY": "0"}
+                   "IMAGE": "registry.example.com/team/gpusize", "ALLOW_DIRTY": "0",
+                   "PIP_INDEX_URL": "https://mirrors.example.cn/pypi/simple/",
+                   "CA_BUNDLE": "/etc/ssl/certs/ca-certificates.crt", "DEBIAN_MIRROR": ""}
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.strip()
     out = subprocess.run([str(DEPLOY / "release.sh"), "--push", "--kustomization", str(overlay)],
@@ -151,6 +153,10 @@ def test_release_tags_by_version_and_commit_and_pins_digests(tmp_path: Path) -> 
     assert f"-t registry.example.com/team/gpusize:{tag}" in build
     assert "PYTHON_IMAGE=python@sha256:" in build  # the base by digest, not the moving tag
     assert "org.opencontainers.image.revision=" in build
+    # mirrors and a proxy's CA reach the build as the Dockerfile's arguments and secret
+    assert "--build-arg PIP_INDEX_URL=https://mirrors.example.cn/pypi/simple/" in build
+    assert "--secret id=ca_bundle,src=/etc/ssl/certs/ca-certificates.crt" in build
+    assert "DEBIAN_MIRROR" not in build  # unset: the Dockerfile's default
     assert any(c == f"push registry.example.com/team/gpusize:{tag}" for c in calls)
     pinned = (overlay / "kustomization.yaml").read_text(encoding="utf-8")
     assert f"newTag: {tag}" in pinned and f"digest: sha256:{7:064d}" in pinned
