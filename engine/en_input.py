@@ -121,6 +121,11 @@ EN_PHRASES: tuple[Phrase, ...] = (
             r"(?P<u2>k)?\s*(?:tokens?\s+)?out\b"),
            lambda m, _k: (f"prompt={m.group('n')}{m.group('u') or ''} "
                           f"output={m.group('n2')}{m.group('u2') or ''}"), "2k in, 500 out"),
+    # "500 input 200 output tokens", "2k prompt / 500 completion"
+    Phrase((r"\b(?P<n>\d+(?:\.\d+)?)\s*(?P<u>k)?\s*(?:input|prompt)(?:\s+tokens?)?\s*(?:,|/|\+|and)?\s*"
+            r"(?P<n2>\d+(?:\.\d+)?)\s*(?P<u2>k)?\s*(?:output|answer|completion)(?:\s+tokens?)?\b"),
+           lambda m, _k: (f"prompt={m.group('n')}{m.group('u') or ''} "
+                          f"output={m.group('n2')}{m.group('u2') or ''}"), "500 input 200 output tokens"),
     keyed(r"\b(?:prompts?|inputs?)(?:\s+(?:length|tokens?))?" + SAY + N + r"(?:\s*tokens?)?", "prompt",
           number, "prompt 2k"),
     keyed(r"\b(?:outputs?|answers?|completions?|responses?)(?:\s+(?:length|tokens?))?" + SAY + N
@@ -153,7 +158,7 @@ EN_PHRASES: tuple[Phrase, ...] = (
           number, "context 32k"),
     keyed(r"\b(?:seq|sequence length|sequence len|seq len|sequence)" + SAY + N, "seq", number,
           "sequence length 8k"),
-    keyed(r"\b" + N + r"\s*(?:sequence length|sequences?|seq len|seq)\b", "seq", number, "8k sequences"),
+    keyed(r"\b" + N + r"\s*(?:sequence length|sequences?|seq len|seqs?)\b", "seq", number, "8k sequences"),
     keyed(r"\b(?:batch size|micro[- ]?batch(?: size)?|batch|bs|mbs)" + SAY + r"(?P<n>\d+)\b", "batch",
           number, "batch size 4"),
     # users: "20 users", "100 concurrent users", "concurrency 100"
@@ -213,12 +218,18 @@ EN_PHRASES: tuple[Phrase, ...] = (
            lambda m, _k: f"currency={CURRENCIES[m.group('c').lower()].upper()}", "in usd"),
     words(r"\b(?:rent\s+(?:or|vs\.?|versus)\s+buy|buy\s+(?:or|vs\.?|versus)\s+rent)\b", ""),
     # self-hosting against an API: the answer's API comparison, not a purchase
-    words(r"\bself[- ]?host(?:ed|ing)?\s+(?:or|vs\.?|versus)\s+(?:an?\s+|the\s+)?api\b|"
-          r"\bapi\s+(?:or|vs\.?|versus)\s+self[- ]?host(?:ed|ing)?\b", "inference", "self-host or API"),
+    words(r"\bself[- ]?host(?:ed|ing)?\s+(?:or|vs\.?|versus)\s+(?:using\s+|calling\s+|paying\s+for\s+)?"
+          r"(?:an?\s+|the\s+)?apis?\b|"
+          r"\bapis?\s+(?:or|vs\.?|versus)\s+self[- ]?host(?:ed|ing)?\b", "inference", "self-host or API"),
     # where the cards are bought or rented (market=)
     words(r"\b(?:in|inside|within)\s+(?:mainland\s+)?(?:china|the\s+prc)\b", "market=china", "in China"),
     words(r"\b(?:in\s+the\s+(?:us|usa|states|eu|west)|in\s+(?:the\s+)?(?:us|usa|europe|america)|"
           r"overseas|abroad|outside\s+(?:of\s+)?china)\b", "market=global", "in the US"),
+    words(r"\bfrom\s+scratch\b", "pretrain", "pretrain from scratch"),
+    # self-hosting said apart from the API it is weighed against: serving, compared with APIs
+    words(r"\bself[- ]?host(?:ed|ing)?\b", "inference", "self-host"),
+    words(r"\b(?:using\s+|calling\s+|via\s+)?(?:an?\s+|the\s+)?(?:hosted\s+)?apis?\b", "", "an API"),
+    words(r"\bhow\s+long(?:\s+(?:will|would|does)\s+it\s+take)?\b", "", "how long"),
     # the question itself (read from the prose as fewest / capacity): nothing to skip
     words(r"\b(?:at\s+(?:the\s+)?minimum|minimum)\b|\bhow\s+many\s+(?:concurrent\s+)?(?:users|people)\b|"
           r"\bmax(?:imum)?\s+(?:concurrency|concurrent\s+users|users)\b",

@@ -92,6 +92,14 @@ def _rate(per_seconds: float, word: str) -> Callable[[re.Match[str]], Said | Non
             return None
         word_said = "RPS" if "rps" in m.group(0).lower() else word  # as the message spells it
         per_second = rate / per_seconds
+        if _AVERAGE.search(m.group(0)):  # 50 RPS on average: the day's rate, no peak to divide
+            requests = round(per_second * SECONDS_PER_DAY)
+            label = _("{rate} {word} on average").format(rate=_count(rate), word=word_said)
+            note = _("{rate} {word} read as the day's average rate: {requests:,} requests a day; "
+                     "the busiest hour is taken at the peak factor {peak:g} above it, and the "
+                     "concurrent users follow from Little's law.").format(
+                         rate=_count(rate), word=word_said, requests=requests, peak=DEFAULT_PEAK)
+            return Said(requests, label, note)
         requests = round(per_second * SECONDS_PER_DAY / DEFAULT_PEAK)
         label = _("{rate} {word} at the peak").format(rate=_count(rate), word=word_said)
         note = _("{rate} {word} read as the busiest hour's rate, {per_second:g} requests a second: "
@@ -105,6 +113,9 @@ def _rate(per_seconds: float, word: str) -> Callable[[re.Match[str]], Said | Non
 
 
 B, E = r"(?<![a-z0-9])", r"(?![a-z0-9])"  # word edges in ASCII: 峰值QPS has none in Unicode
+_AVERAGE = re.compile(r"平均|日均|avg|average|mean", re.IGNORECASE)
+AVG_BEFORE = r"(?:(?:平均|日均|avg|average|mean)\s*)?"
+AVG_AFTER = r"(?:\s*(?:avg|average|on\s+average|mean|平均))?"
 # a number and its scale, Chinese or English (1000, 1万, 5k, 2.5 million, 两千)
 N = (rf"(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|{numbers.EN_SCALE}|[kmw](?![a-z]))?")
 # a thread changes it (日活改成5000) as a message says it (日活是5000)
@@ -127,10 +138,11 @@ ROWS: tuple[tuple[str, Callable[[re.Match[str]], Said | None]], ...] = (
     (r"(?:每月|每个月|一个月)\s*(?:有|约|大概|大约)?\s*" + N + r"\s*(?:个|位|名)?\s*(?:人|用户)\s*"
      r"(?:使用|在用|用|访问|登录|活跃)?", _active(monthly=True)),
     # QPS 20, 20 QPS, 峰值QPS 20, 20 RPS, 20 requests per second, 每秒20个请求
-    (r"(?:峰值)?\s*" + B + "(?:qps|rps)" + E + SAY + N, _rate(1, "QPS")),
-    (N + r"\s*(?:qps|rps|req/s|requests?/s(?:ec)?|requests?\s+(?:per|a|each)\s+second)" + E,
-     _rate(1, "QPS")),
-    (r"每秒\s*(?:钟)?\s*(?:有|约|大概)?\s*" + N + r"\s*(?:个|次|条)?\s*(?:请求|调用|查询|访问|问答)",
+    (r"(?:峰值)?\s*" + AVG_BEFORE + B + "(?:qps|rps)" + E + SAY + N + AVG_AFTER, _rate(1, "QPS")),
+    (AVG_BEFORE + N + r"\s*(?:qps|rps|req/s|requests?/s(?:ec)?|requests?\s+(?:per|a|each)\s+second)" + E
+     + AVG_AFTER, _rate(1, "QPS")),
+    (AVG_BEFORE + r"每秒\s*(?:钟)?\s*(?:有|约|大概)?\s*" + N
+     + r"\s*(?:个|次|条)?\s*(?:请求|调用|查询|访问|问答)",
      _rate(1, "QPS")),
     # 600 RPM, RPM 600, 每分钟600次请求
     (B + "rpm" + E + SAY + N, _rate(60, "RPM")),

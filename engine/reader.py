@@ -73,6 +73,8 @@ _CJK_PUNCT = _Lazy(r"[，。、？！：；（）“”《》【】]")
 # brackets, and a colon that ends a word ("qwen3-32b: self-hosted?"), not one inside a name
 # (qwen3:32b, an Ollama tag): words apart, never a skipped word
 _BRACKETS = _Lazy(r"[()\[\]{}\"`|]|:(?![A-Za-z0-9])|(?<![A-Za-z0-9]):")
+# rates typed as key=value (QPS=10, dau=5000): words for engine/rates.py, not keys
+_RATE_KEYS = frozenset(("qps", "rps", "rpm", "dau", "mau"))
 # a range (30-50人, 2~3万, 1到2周, 30 to 50 users): sized for its upper end, said in a note
 # (not a name's digits: 千问2.5-72B, gpu=4090-48gb; the upper end ends where its number does)
 _RANGE = _Lazy(r"(?<![A-Za-z0-9.\-=])(?P<low>\d+(?:\.\d+)?)\s*(?P<unit>[kw万千亿]?)\s*(?:-|~|–|—|到|至)\s*"
@@ -90,6 +92,8 @@ _SHARE = _Lazy(r"(?:同时在线|同时使用|同时用|并发)\s*(?:率|比例|
 _NICKNAME = _Lazy(r"(?<![a-z0-9])ds(?=\s*-?\s*[vr]\d)")
 _TUNED_SUFFIX = _Lazy(r"(?<=[a-z0-9])-(?:instruct|chat|it|base|hf)(?![\w.\-])")
 _FORMAT_SUFFIX = _Lazy(r"(?<=[a-z0-9])-(?:(?P<q>awq|gptq|fp8|int4|int8)|gguf)(?![\w.\-])")
+# a family and a size the catalog has once (Yi 34B, qwen-72b): that model
+_FAMILY_SIZE = _Lazy(r"(?<![a-z0-9.\-])(?P<fam>[a-z]{2,10})[\s\-_]?(?P<size>\d+(?:\.\d+)?b)(?![a-z0-9.])")
 # two cards asked against each other (L20还是H20, 4090 or A800, H100 vs H200): compared, not two
 # readings of one card
 _VERSUS = _Lazy(r"(?<![a-z0-9])" + CARD.replace("?P<card>", "?P<a>").replace("?P<mem>", "?P<am>")
@@ -135,7 +139,7 @@ _QUIET = frozenset((
     "vs", "versus", "or", "get", "go", "hi", "hey", "thanks", "pls", "plz", "team", "folks",
     "they", "them", "got", "option", "options", "hardware", "setup", "config", "configuration",
     "best", "params", "parameters", "param", "done", "node", "nodes", "box", "one", "recommend",
-    "budget",
+    "budget", "cost", "way", "long", "avg", "average", "total",
 ))
 
 
@@ -335,6 +339,7 @@ def read(text: str, *, reply: bool = False) -> Reading:
     rw.run(zh_input.ZH_MODEL_ROWS + en_input.EN_MODEL_ROWS)
     for start, end, model in reversed(find_models(rw.text)):
         rw.text = rw.text[:start] + rw.keep(f"model={model}") + rw.text[end:]
+    rw.text = _FAMILY_SIZE.sub(lambda m: _family_size(m, rw), rw.text)
     for start, end, card in reversed(find_cards(rw.text)):
         rw.text = f"{rw.text[:start]} {card} {rw.text[end:]}"
     said: list[rates.Said] = []
@@ -364,6 +369,21 @@ def read(text: str, *, reply: bool = False) -> Reading:
     traffic = next((s.label for s in said if s.requests == values.get("requests")), None)
     return Reading(values=values, read=tuple(read_line(values, traffic=traffic)),
                    skipped=tuple(skipped), question=question, notes=tuple(notes), traffic=traffic)
+
+
+@cache
+def _sized(stem: str, size: str) -> str | None:
+    """The one catalog model whose name starts with `stem` and has `size` (no variant: vision,
+    coder, distill), or None when there are none or several (llama 70b is four models)."""
+    found = [name for name in catalog.models() if name.startswith(stem)
+             and re.search(rf"(?<![\d.]){re.escape(size)}(?![\d.a-z])", name)
+             and not re.search(r"-(?:vl|coder|distill)", name)]
+    return found[0] if len(found) == 1 else None
+
+
+def _family_size(m: re.Match[str], rw: Rewrite) -> str:
+    name = _sized(m.group("fam").lower(), m.group("size").lower())
+    return m.group(0) if name is None else rw.keep(f"model={name}")
 
 
 def _ranges(text: str, notes: list[str]) -> str:
@@ -437,6 +457,8 @@ def _exact_options(text: str) -> tuple[dict[str, Any], str]:
 
     def take(m: re.Match[str]) -> str:
         key, value = m.group(1), m.group(2)
+        if key.lower() in _RATE_KEYS:
+            return f" {key} {value} "  # QPS=10: a rate, read by engine/rates.py
         if key.lower() == "model":
             exact["model"] = _parse_model(value)
             return " "

@@ -55,6 +55,7 @@ MONEY = (rf"(?P<sym>[$¥])?\s*(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}
          r"(?(u)|(?(cur)|(?![a-z0-9.万亿千百十]|\s*(?:天|周|个|张|块|卡|台|人|秒|小时|次|位|路|并发|tokens?))))")
 MONEY_CN = MONEY.replace(r"|[km](?![a-z]))?", ")")  # an amount in 万 or 亿: money wherever it stands
 BUDGET_WORD = (r"(?:总|月|每月|每个月)?预算\s*(?:上限)?\s*(?:每月|每个月|一个月)?\s*"
+               r"(?:只有|仅有|就|只|大概只有)?\s*"
                r"(?:是|为|在|有|大概|大约|约|控制在|不超过|不超|不高于|最多|:|=)?\s*")
 USD = ("$", "美元", "美金", "刀", "usd")
 # 两百万预算 4k序列, 上下文32k预算30万: a number that belongs to the word on its other side
@@ -216,7 +217,8 @@ QUESTIONS = (  # what every answer says: the question itself reads as nothing
     r"(?:需要|要|得)?(?:多少|几)\s*台\s*(?:服务器|机器)?",
     r"(?:需要|要|得|用)?(?:多少|几)\s*(?:张|块|个)\s*(?=[a-z0-9])",  # 几张 A100: the card stays
     r"显存\s*(?:要|需要|占用?|得)?\s*多[大少]", r"(?:需要|要|占|占用|得)?\s*多[大少]\s*(?:的)?显存",
-    r"(?:训练|要|需要)?\s*多少\s*[kmbt]?\s*(?:个)?\s*tokens?", r"多少钱|什么价|价格多少|成本多少|花多少",
+    r"(?:训练|要|需要)?\s*多少\s*[kmbt]?\s*(?:个)?\s*tokens?",
+    r"(?:要|需要|得)?花多少钱?|多少钱|什么价|价格多少|成本多少",
     r"什么配置|啥配置|怎么配|如何配置|怎么选|选什么|选哪个|哪张卡|哪种卡|什么卡|什么显卡",
     r"够不够|够吗|够用吗|能跑吗|能不能跑|跑得动吗|跑得起来吗|可以吗|行吗|可行吗|行不行|能不能|能否|"
     r"放得下吗?|装得下吗?|撑得住吗?|扛得住吗?|跑不跑得动|(?:能|可以)?(?:服务|支持|撑|扛|承受|承载|带)(?:得住)?(?:多少|几个)(?:人|用户|并发|路)?|"
@@ -236,7 +238,7 @@ FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器
           "准备", "进行", "来", "给", "帮", "看看", "试试", "换成", "改成", "改为", "换", "如果",
           "那么", "那", "吧", "啊", "了", "每月", "每个月", "每小时", "每天", "环境", "场景",
           "版本", "一个", "个", "可以", "能", "是", "有", "显卡", "整机", "规模", "左右的", "评估",
-          "推荐", "按", "全公司", "公司", "团队", "训练完", "训完", "跑完", "完成", "搞定", "只")
+          "推荐", "按", "全公司", "公司", "团队", "训练完", "训完", "跑完", "完成", "搞定", "只", "同时")
 
 # models: the R1 distills by size (read before the catalog's names, so `deepseek-r1 蒸馏版 32B`
 # is the distill, not deepseek-r1)
@@ -263,6 +265,11 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # methods
     Phrase((_aliases()), _method, "13B 全参微调"),
     Phrase((r"微调"), _fine_tune, "13B 微调"),
+    # 8卡H200两台: the card count per server first, then the servers
+    Phrase((COUNT + r"\s*(?:卡|张卡)\s*" + CARD + r"\s*(?:的)?\s*(?:服务器|机器|整机)?\s*(?:共|一共)?\s*"
+            r"(?P<s>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|个节点|节点)"),
+           lambda m, _k: cards(_count(m) * _count(m, "s"), m, known=True)
+           if _count(m) and _count(m, "s") else None, "8卡H200两台"),
     # servers and cards: 两台8卡H800, 2机16卡, 8卡A800, 4张4090, 双卡4090, 4×4090
     Phrase((r"(?P<s>(?<![a-z0-9.])\d{1,3}|[一二两三四五六七八九十单双]{1,3})\s*(?P<unit>台|机)\s*(?:(?P<n>\d+|"
                     r"[一二两三四五六七八九十单双]{1,3})\s*(?:卡|张卡|张|块))?\s*(?:的)?\s*(?:" + CARD +
@@ -308,7 +315,7 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     keyed(r"(?:输出|回答|回复|生成)\s*(?:长度)?" + SAY + N + r"\s*(?:个)?\s*(?:tokens?)?", "output",
           number, "输出500"),
     # first token: 首token 2秒内, 首字延迟500毫秒
-    Phrase((r"首\s*(?:个)?\s*(?:token|字|词元|包)\s*(?:时间|延迟|时延|响应)?" + SAY
+    Phrase((r"首\s*(?:个)?\s*(?:token|字|词元|包)\s*(?:时间|延迟|时延|响应)?\s*(?:要求|需要|目标)?" + SAY
             + r"(?:不超过|小于|低于|控制在)?\s*(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]{1,3})\s*"
             r"(?P<t>毫秒|秒|ms(?![a-z])|s(?![a-z]))\s*(?:内|以内|之内)?"),
            lambda m, _k: _ttft(m), "首token 2秒内"),
@@ -335,6 +342,8 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     keyed(r"(?:数据量|语料量?|数据集)" + SAY + N + r"(?![万亿千百十a-z0-9.]|\s*(?:tokens?|条|个|份|篇|样本))",
           "tokens", number,
           "数据量2亿"),
+    # LoRA rank before the lengths (rank 64 序列长度 16k: 64 is the rank's)
+    keyed(r"(?:秩|rank)" + SAY + r"(?P<n>\d+)", "rank", number, "秩64"),
     # lengths, batch and users, each number bound to the word it touches first (below)
     *TIGHT_THEN_LOOSE,
     # training tokens: 1T tokens, 训练100B token, 1万亿token
@@ -356,7 +365,6 @@ ZH_PHRASES: tuple[Phrase, ...] = (
             r"(?P<unit>天|周|星期|礼拜|个月)(?![a-z0-9])\s*(?:内|之内|以内|完成|跑完|训完|搞定)?"),
            lambda m, _k: _deadline(m), "两周内"),
     # LoRA rank, headroom, horizon
-    keyed(r"(?:秩|rank)" + SAY + r"(?P<n>\d+)", "rank", number, "秩64"),
     keyed(r"(?:预留|留|保留)\s*(?P<n>\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:显存)?\s*(?:余量)?", "headroom",
           lambda m: m.group("n") + "%", "预留20%余量"),
     keyed(r"(?:显存)?余量" + SAY + r"(?P<n>\d+(?:\.\d+)?)\s*%", "headroom", lambda m: m.group("n") + "%",
