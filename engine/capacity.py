@@ -45,6 +45,7 @@ RECIPE_KNOBS = (("checkpointing", ("none", "selective", "full")), ("batch", (1, 
 ZERO_STAGES = (0, 1, 2, 3)  # DDP, then ZeRO-1/2/3 (FSDP): sharding is a recipe knob on several cards
 LIMITS = {"weights": N_("the weights' memory"), "kv-memory": N_("KV cache memory"),
           "bandwidth": N_("memory bandwidth (decode)"), "compute": N_("compute (decode)"),
+          "communication": N_("the links between the cards (decode)"),
           "prefill": N_("prefill compute (first token)"), "cap": N_("the 100,000-user bound")}
 BOUND = {"compute": N_("compute-bound"), "bandwidth": N_("bandwidth-bound")}
 # Request fields that change what is trained or on what data (the method, the adapters' targets,
@@ -171,12 +172,20 @@ def limit_of(spec: ModelSpec, gpu: GpuSpec, req: Request, failed: Plan | None,
             spec, gpu, quant=s.quant, context=context, users=replica_users,
             kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, engine=s.engine or "vllm", ep=s.ep,
             dp_attn=s.dp_attention, prefill_tokens=others)
+        gpus = counted(failed.gpus // max(1, s.replicas), "GPU")
+        if parts["comm"] > max(parts["read"], parts["compute"]):
+            # every row's hidden state crosses the link in each layer's all-reduces (and each
+            # MoE layer's all-to-alls): over PCIe that, not the cards, sets the step
+            return "communication", _(
+                "{users} get {per:.1f} tokens/s each, under the {floor:g} asked (decode is"
+                " communication-bound: each step's all-reduces and all-to-alls take {ms:.0f} ms"
+                " over {gpus})").format(users=users_text(users + 1), per=per_user,
+                                       floor=sv.decode_floor, ms=parts["comm"] * 1e3, gpus=gpus)
         kind = "compute" if parts["compute"] > parts["read"] else "bandwidth"
         return kind, _("{users} get {per:.1f} tokens/s each, under the {floor:g} asked "
                        "(decode is {bound}: each step reads {gb:.1f} GB over {gpus})").format(
             users=users_text(users + 1), per=per_user, floor=sv.decode_floor,
-            bound=_(BOUND[kind]), gb=parts["bytes"] / 1e9,
-            gpus=counted(failed.gpus // max(1, s.replicas), "GPU"))
+            bound=_(BOUND[kind]), gb=parts["bytes"] / 1e9, gpus=gpus)
     return "prefill", _("the first token takes {ttft:.1f} s, over the {ceiling:g} s allowed").format(
         ttft=sv.ttft_s or 0.0 if sv else 0.0, ceiling=sv.ttft_ceiling_s or 0.0 if sv else 0.0)
 

@@ -717,6 +717,25 @@ def users_held(spec: ModelSpec, req: Request, s: Strategy, gpus: int, gpu: GpuSp
     return max(0, math.floor(pool / (KV_SPARE * per_user))) * s.dp_attn * s.replicas
 
 
+# TensorRT-LLM gives the KV cache this share of the memory left free once the model is loaded
+# (kv_cache_free_gpu_mem_fraction: 0.9 by default; its perf-overview runs 0.95 where that does
+# not run out of memory), where vLLM reserves a share of the whole card (usable_share).
+TRTLLM_KV_FREE_FRACTION = 0.9
+
+
+def sequences_to_completion(spec: ModelSpec, req: Request, s: Strategy, gpus: int,
+                            gpu: GpuSpec) -> int:
+    """Sequences of req.context tokens TensorRT-LLM's KV cache holds, all replicas together:
+    TRTLLM_KV_FREE_FRACTION of what the model leaves free, over one sequence's KV bytes (no
+    blocks kept spare: a request admitted to completion never waits for one)."""
+    c = _cached_components(spec, req, s)
+    per_user = c.kv_cache / users_per_group(req, s)
+    if per_user <= 0:
+        return 10**9
+    free = gpu.memory_bytes - (_need(c, req, s, gpus) - c.kv_cache)
+    return max(0, math.floor(free * TRTLLM_KV_FREE_FRACTION / per_user)) * s.dp_attn * s.replicas
+
+
 # Sequences an engine runs at once at most: TensorRT-LLM's max_batch_size default (2048); vLLM's
 # max_num_seqs and SGLang's max_running_requests are of the same order on 80-141 GB cards.
 MAX_RUNNING = 2048
@@ -729,16 +748,18 @@ class FullLoad(NamedTuple):
 
 def full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> FullLoad:
     """Output throughput under maximum load (requests queued without pause, as trtllm-bench's
-    and vLLM's throughput benchmarks run): paged KV caches hold each live sequence at its
-    current length, P + O/2 on average over a request's life, so the cards hold as many
-    sequences as fit at that mean length (up to MAX_RUNNING), every step reads their KV at that
-    length and carries the chunked prefills of the requests replacing finished ones."""
+    throughput benchmark runs them). TensorRT-LLM's scheduler admits a request only when the
+    paged KV cache can hold it to completion (its default capacity policy, GUARANTEED_NO_EVICT:
+    no request is ever paused), so the cards hold as many sequences as fit at P + O tokens in
+    the memory the model leaves free (sequences_to_completion, up to MAX_RUNNING). Each live
+    sequence has P + O/2 tokens on average over its life: what every step's attention reads.
+    Every step also carries the chunked prefills of the requests replacing finished ones."""
     answer = req.answer_tokens
     mean = max(1, req.prompt_tokens + answer // 2)
-    at_mean = req.model_copy(update={"context": mean, "users": 1, "prompt": req.prompt_tokens,
-                                     "output": answer})
-    users = max(1, min(users_held(spec, at_mean, s, gpus, gpu), MAX_RUNNING))
-    loaded = at_mean.model_copy(update={"users": users})
+    whole = req.model_copy(update={"context": req.prompt_tokens + answer, "users": 1,
+                                   "prompt": req.prompt_tokens, "output": answer})
+    users = max(1, min(sequences_to_completion(spec, whole, s, gpus, gpu), MAX_RUNNING))
+    loaded = whole.model_copy(update={"users": users, "context": mean})
     sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=mean,
                            users=users_per_replica(loaded, s),
                            kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,

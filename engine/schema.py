@@ -376,7 +376,8 @@ class CapacityRow(_Doc):
                                    "level (0: not even one)")
     decode_per_user: float | None = None
     ttft_s: float | None = None
-    limit: str = Field(description="weights | kv-memory | bandwidth | compute | prefill | cap: "
+    limit: str = Field(description="weights | kv-memory | bandwidth | compute | communication |"
+                                   " prefill | cap: "
                                    "what stops one more user (weights: not even one fits)")
     limit_text: str = ""
 

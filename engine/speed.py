@@ -2,7 +2,7 @@
 
 Roofline-style models with few stated constants, each named below with the published runs it
 was read from; validation/speed_references.toml measures the whole against published runs of
-other setups (docs/VALIDATION.md).
+other setups (docs/VALIDATION.md): rows none of them was read from are set = "check" there.
 
 One idea carries prefill and training: matrix multiplies run at a fixed share of the card's
 dense tensor peak, and the memory-bound work around them (norms, activations, casts, softmax,
@@ -92,6 +92,11 @@ ALLREDUCE_S = {"nvlink": 10e-6, "pcie": 30e-6}
 # (deepseek-ai/DeepEP README); inside an NVLink server a few-token exchange costs ~2.5
 # all-reduces; over PCIe, the host-bounced equivalent.
 ALLTOALL_S = {"nvlink": 25e-6, "pcie": 75e-6, "rdma": 80e-6}
+# Serving engines exchange a step's routed tokens with kernels that write straight into the
+# peers' memory (DeepEP; TensorRT-LLM's and SGLang's MoE all-to-alls): DeepEP's normal kernels
+# move 153-158 GB/s a GPU over an H800's NVLink, ~0.78 of its 200 GB/s one way
+# (deepseek-ai/DeepEP README); across servers each GPU's own NIC (INTER_NODE_GBPS).
+SERVE_ALLTOALL_NVLINK_SHARE = 0.78
 # Share of the FEED-corrected tensor peak that prefill reaches. llama.cpp's pp512 runs cuBLAS
 # with FP16 accumulation (ggml-cuda's mul_mat_cublas: CUBLAS_COMPUTE_16F), which GeForce cards
 # execute at twice their FP32-accumulate rate, on 512-token micro-batches: fitted to llama-bench
@@ -278,6 +283,18 @@ def attention_flops_per_token(spec: ModelSpec, context: int) -> float:
     return 4 * span * spec.q_dim
 
 
+def decode_attention_flops_per_token(spec: ModelSpec, context: int) -> float:
+    """Attention FLOPs of one decoded token. Multi-head latent attention decodes with the
+    up-projections absorbed (DeepSeek-V2 section 2.1.2; FlashMLA, TensorRT-LLM, SGLang): every
+    head scores against the (kv_lora_rank + rope)-wide latent and sums the kv_lora_rank-wide
+    latent values, 2 x heads x (2 x rank + rope) FLOPs per cached token a layer, ~2.8x the
+    decompressed form's that prefill runs (DeepSeek-V3: 576 + 512 wide, not 192 + 128)."""
+    if spec.attention != "mla" or not spec.kv_lora_rank:
+        return attention_flops_per_token(spec, context)
+    span = spec.attention_layers * context
+    return 2 * span * spec.heads * (2 * spec.kv_lora_rank + spec.qk_rope_head_dim)
+
+
 def _active_weight_split(spec: ModelSpec, quant: str, users: int) -> tuple[float, float]:
     """Bytes a decode step reads: (dense weights, read once; the experts the batch touches)."""
     size = weight_bytes(spec, quant)
@@ -303,6 +320,13 @@ def _serving_engine(gpu: GpuSpec, engine: str) -> str:
     # of vLLM and SGLang on Instinct): sized with the vLLM-class efficiencies from the card's
     # datasheet, as no published runs are there to fit.
     return "vllm" if gpu.vendor == "huawei" else engine
+
+
+def _serve_alltoall_gbps(gpu: GpuSpec, ranks: int) -> float:
+    """Per-GPU bandwidth of a serving engine's expert-parallel token exchange (GB/s)."""
+    if ranks <= GPUS_PER_SERVER and gpu.has_nvlink:
+        return gpu.nvlink_gbps / 2 * SERVE_ALLTOALL_NVLINK_SHARE
+    return _alltoall_gbps(gpu, ranks)
 
 
 def _link(gpu: GpuSpec, gpus: int) -> str:
@@ -333,12 +357,18 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
     kv_read = kv if spec.attention == "mla" else kv / tp
     # TP splits each layer's bytes across GPUs read in parallel; a layer split's stages read
     # their layers one after another, so it adds capacity but no speed for one token.
-    read = (dense / tp + experts / (tp * dp_attn) + kv_read) / bandwidth
-    # each new token multiplies by the active weights and attends over its context (at large
-    # batches and long contexts the scores are a large share: MLA's 128 heads at 32k tokens)
-    compute = (2 * spec.active_params + attention_flops_per_token(spec, context)) * users / (
+    weights_s = (dense / tp + experts / (tp * dp_attn)) / bandwidth
+    kv_s = kv_read / bandwidth
+    # each new token multiplies by the active weights (the GEMMs, at the tensor peak of the
+    # weights' compute format) ...
+    gemm = 2 * spec.active_params * users / (
         tensor_tflops(gpu, quant, engine) * 1e12 * tp * dp_attn
         * utilization(gpu, PREFILL_EFFICIENCY[engine]))
+    # ... and attends over its context in its own kernels (FlashAttention/FlashMLA in bf16),
+    # which read the whole KV cache of every sequence each step: at large batches and long
+    # contexts a large share of the step (MLA's 128 heads against the latent cache at 32k)
+    attention = decode_attention_flops_per_token(spec, context) * users / (
+        gpu.bf16_tflops * 1e12 * tp * dp_attn * utilization(gpu, PREFILL_EFFICIENCY[engine]))
     # Continuous batching with chunked prefill (vLLM, SGLang, TensorRT-LLM): the prompts of
     # arriving requests ride in the same forward passes as the decodes, sharing the weight
     # reads but adding their compute to every step.
@@ -347,26 +377,49 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
         rate = prefill_rate or prefill_tokens_per_s(spec, gpu, quant=quant, context=context,
                                                     tp=tp, engine=engine)[0]
         chunk = prefill_tokens / (rate * dp_attn)
-    compute += chunk
+    gemm += chunk
     layers = spec.layers * LAYER_OVERHEAD_S[engine]
     moe = spec.moe_layers * MOE_LAYER_S[engine]
     mla = spec.layers * MLA_LAYER_S[engine] if spec.attention == "mla" else 0.0
     comm = 0.0
     link = "nvlink" if gpu.has_nvlink else "pcie"
+    # rows through one TP group's GEMMs this step: its decodes and the prompt tokens beside them
+    rows = (users + prefill_tokens) / dp_attn
+    # ring all-reduce of the rows' hidden states: 2(t-1)/t of them leave each GPU
+    allreduce_s = ALLREDUCE_S[link] + rows * spec.hidden * 2 * 2 * (tp - 1) / tp / (
+        _intra_gbps(gpu) * 1e9)
+    routing = 0.0
+    if spec.is_moe:
+        # every routed copy of a row's hidden state is permuted to its expert and back, and the
+        # weighted sum read again (MOE_PERMUTE_BYTES passes, at a memory-bound kernel's share
+        # of bandwidth): k copies a row, each GPU of an expert-parallel group its experts' share
+        ranks = tp * dp_attn if ep > 1 else 1
+        copies = rows * dp_attn / ranks * spec.active_experts * spec.moe_layers * spec.hidden * 2
+        routing = copies * MOE_PERMUTE_BYTES / (gpu.bandwidth_gbps * 1e9 * MOE_PERMUTE_EFFICIENCY)
     if ep > 1:
         # attention (and dense MLP) outputs all-reduced inside the TP group; each MoE layer
-        # dispatches tokens to their experts' ranks and combines them back: two all-to-alls
+        # dispatches tokens to their experts' ranks and combines them back: two all-to-alls,
+        # each a fixed latency plus the copies that leave the GPU
         dense_layers = spec.layers - spec.moe_layers
-        comm = (spec.layers + dense_layers) * ALLREDUCE_S[link] if tp > 1 else 0.0
-        comm += 2 * spec.moe_layers * ALLTOALL_S[_link(gpu, tp * dp_attn)]
+        comm = (spec.layers + dense_layers) * allreduce_s if tp > 1 else 0.0
+        ranks = tp * dp_attn
+        comm += 2 * spec.moe_layers * ALLTOALL_S[_link(gpu, ranks)]
+        comm += copies * 2 * (ranks - 1) / ranks / (_serve_alltoall_gbps(gpu, ranks) * 1e9)
     elif tp > 1:
-        comm = 2 * spec.layers * ALLREDUCE_S[link]
-    device = max(read, compute) + layers + moe + mla + comm + STEP_OVERHEAD_S[engine]
+        comm = 2 * spec.layers * allreduce_s
+    # A step runs its GEMMs and its attention one after the other, each bound by its own
+    # roofline: the weight reads hide under the GEMMs' compute (or the reverse), the KV reads
+    # under attention's, never one under the other. (At batch 1 both are bound by their reads,
+    # and the sum is the step's bytes over the bandwidth.)
+    device = (max(weights_s, gemm) + max(kv_s, attention) + routing + layers + moe + mla + comm
+              + STEP_OVERHEAD_S[engine])
     host = (spec.layers * HOST_LAYER_S.get(engine, 0.0)
             + spec.moe_layers * spec.experts * HOST_EXPERT_S.get(engine, 0.0))
-    parts = {"read": read, "compute": compute, "layers": layers, "moe": moe, "mla": mla,
-             "comm": comm, "host": host, "bytes": weights + kv, "efficiency": efficiency,
-             "prefill": chunk, "device": device}
+    parts = {"read": weights_s + kv_s, "compute": gemm + attention, "weights": weights_s,
+             "gemm": gemm, "kv": kv_s, "attention": attention, "routing": routing,
+             "layers": layers, "moe": moe,
+             "mla": mla, "comm": comm, "host": host, "bytes": weights + kv,
+             "efficiency": efficiency, "prefill": chunk, "device": device}
     return max(device, host), parts
 
 
@@ -412,7 +465,7 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
         # the total throughput also carries each user's own prompt: the same step with the
         # extra prompt tokens' compute
         extra = (everyone - others) / (prefill * dp_attn)
-        device = p["device"] + max(p["read"], p["compute"] + extra) - max(p["read"], p["compute"])
+        device = p["device"] + max(p["weights"], p["gemm"] + extra) - max(p["weights"], p["gemm"])
         aggregate = users / max(device, p["host"])
     detail = _("decode: {gb:.2f} GB read per step over {gpus} at {eff:.0%} of {bw:.0f} GB/s"
                " + {layers} layers x {us:.0f} us ({engine})").format(
@@ -439,6 +492,13 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
             ms=p["host"] * 1e3)
     detail += _("; prefill at {u:.0%} of {tflops:.0f} TFLOPS").format(
         u=u, tflops=tensor_tflops(gpu, quant, eng))
+    if eng == "llama.cpp" and get_quant(quant).family == "gguf":
+        # PREFILL_EFFICIENCY and DEQUANT_BYTES were read from May-2024 builds; since June 2024
+        # (llama.cpp PRs 7676, 7860) quantized weights multiply on int8 tensor cores (MMQ):
+        # 1.3x (Q4_0) to 1.65x (Q4_K_S) on a 4090 at 512-token micro-batches in those PRs
+        detail += _(" as llama.cpp builds of May 2024 measured it (weights dequantized to FP16"
+                    " for cuBLAS); builds since June 2024 multiply quantized weights on int8"
+                    " tensor cores and prefill faster, up to about 2x on GeForce cards")
     stack = vendor_stack(gpu)
     if gpu.vendor == "huawei":
         detail += _("; {card} has no CUDA, so llama.cpp's CUDA backend and TensorRT-LLM do not"

@@ -317,16 +317,65 @@ def test_other_users_prompts_are_prefilled_inside_the_decode_steps() -> None:
     assert parts["prefill"] == pytest.approx(765.0 / rate)
 
 
-def test_full_load_holds_sequences_at_their_mean_length() -> None:
+def test_full_load_admits_sequences_to_completion_and_reads_them_at_their_mean_length() -> None:
     from engine.parse import parse
-    from engine.plan import Strategy, best_full_load, full_load, users_held
+    from engine.plan import Strategy, best_full_load, full_load, sequences_to_completion, users_held
     req = parse("llama-3.3-70b inference gpu=h200 gpus=2 tp=2 quant=fp8 kv=fp8 prompt=1024 "
                 "output=8192 context=9216")
     spec, gpu = _spec("llama-3.3-70b"), GPUS["h200"]
     s = Strategy(2, 1, 1, None, "none")
     load = full_load(spec, req, gpu, 2, s)
-    at_end = users_held(spec, req, s, 2, gpu)
-    at_mean = users_held(spec, req.model_copy(update={"context": 1024 + 4096}), s, 2, gpu)
-    assert load.users == at_mean > at_end  # paged KV: sequences live at P + O/2 on average
+    at_end = sequences_to_completion(spec, req, s, 2, gpu)
+    at_mean = sequences_to_completion(spec, req.model_copy(update={"context": 1024 + 4096}), s,
+                                      2, gpu)
+    # GUARANTEED_NO_EVICT: a request is admitted only when its whole P + O fits
+    assert load.users == at_end < at_mean
+    # TensorRT-LLM's pool is 90% of the memory left free, more than vLLM's 90% of the card
+    # less the model with 10% of blocks spare
+    assert at_end > users_held(spec, req, s, 2, gpu)
     best = best_full_load(spec, req, gpu, 2)
     assert best is not None and best.tokens_per_s >= load.tokens_per_s
+    # the throughput reads each sequence's KV at its mean length: fewer tokens/s at the end's
+    slower = speed.serve_speed(spec, gpu, quant="fp8", context=9216, users=load.users,
+                               kv_bytes=1, tp=2, pp=1, prompt=1024, output=8192)
+    assert load.tokens_per_s > slower.decode_aggregate
+
+
+def test_a_decode_step_runs_gemms_and_attention_one_after_the_other() -> None:
+    spec, gpu = _spec("llama-3.1-8b"), GPUS["h100-sxm"]
+    kw = dict(quant="bf16", kv_bytes=2, tp=1, engine="vllm")
+    step, p = speed.decode_step_s(spec, gpu, context=8000, users=256, **kw)
+    # each bound by its own roofline, and the two add
+    assert p["gemm"] > p["weights"] and p["kv"] > p["attention"]
+    assert step == pytest.approx(p["gemm"] + p["kv"] + p["layers"] + p["comm"]
+                                 + speed.STEP_OVERHEAD_S["vllm"])
+    # at batch 1 the sum is the step's bytes over the bandwidth, as before
+    one, q = speed.decode_step_s(spec, gpu, context=8000, users=1, **kw)
+    assert q["gemm"] < q["weights"] and q["attention"] < q["kv"]
+    assert one == pytest.approx(q["read"] + q["layers"] + speed.STEP_OVERHEAD_S["vllm"])
+
+
+def test_mla_decodes_against_the_latent_cache() -> None:
+    v3 = _spec("deepseek-v3")
+    absorbed = speed.decode_attention_flops_per_token(v3, 4096)
+    # 128 heads x (512 + 64 scored, 512 summed) x 2 FLOPs, per cached token of 61 layers
+    assert absorbed == 2 * 61 * 4096 * 128 * (2 * 512 + 64)
+    assert absorbed > 2.5 * speed.attention_flops_per_token(v3, 4096)
+    dense = _spec("llama-3.1-8b")
+    assert speed.decode_attention_flops_per_token(dense, 4096) == speed.attention_flops_per_token(
+        dense, 4096)
+
+
+def test_large_batches_pay_for_moving_their_tokens() -> None:
+    spec, gpu = _spec("qwen3-235b-a22b"), GPUS["h200"]
+    kw = dict(quant="fp8", context=2000, kv_bytes=2, engine="vllm")
+    _s, one = speed.decode_step_s(spec, gpu, users=1, tp=4, **kw)
+    _s, many = speed.decode_step_s(spec, gpu, users=512, tp=4, **kw)
+    # every routed copy is permuted and summed back; TP all-reduces carry every row
+    assert many["routing"] > 100 * one["routing"] > 0
+    assert many["comm"] > 2 * one["comm"]
+    # expert parallel: the copies that leave a GPU cross NVLink at DeepEP-class bandwidth
+    _s, ep = speed.decode_step_s(spec, gpu, users=512, tp=1, ep=4, dp_attn=4, **kw)
+    copies = 512 / 4 * 8 * spec.moe_layers * spec.hidden * 2
+    sent = copies * 2 * 3 / 4 / (gpu.nvlink_gbps / 2 * speed.SERVE_ALLTOALL_NVLINK_SHARE * 1e9)
+    assert ep["comm"] == pytest.approx(sent + 2 * spec.moe_layers * speed.ALLTOALL_S["nvlink"])
