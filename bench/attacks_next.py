@@ -18,6 +18,7 @@ redis_bounce Redis restarted (SHUTDOWN, then started on its append-only file) wh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import sys
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import redis as redis_py
 from attacks_jobs import Rig, rig, settle, wait_until
 
 from tests.harness import TEAM, Bot, SlackStub
@@ -35,6 +37,7 @@ from tests.harness import TEAM, Bot, SlackStub
 ANSWERS = ("chat.postEphemeral", "chat.postMessage", "views.publish", "views.push",
            "response_url")
 STALL_MS = 100.0  # another member's ack may not wait longer than this for someone's attack
+ALONE: list[float] = []  # their acks just before the attack (ms)
 ROOT = "1700000000.000001"  # the first message the stand-in posts
 MIXED = ("预算15万 全参微调 Llama-3.1-70B 并发 50 users ٣٢ ألف سياق 𝟭𝟯B "
          "ｇｐｕｓ＝８ context=32k  Zalgo ẗ̸̢h̵̛ı̷s̶ 🙂🚀 ёлка ≥ 1e309 <!here> ")
@@ -56,7 +59,13 @@ def probe_acks(bot: Bot, stop: threading.Event, user: str = "U0PROBE") -> list[f
 
 
 def during(bot: Bot, attack: Callable[[], Any]) -> tuple[Any, list[float]]:
-    """Run `attack` while another member's acks are timed; (its result, their acks in ms)."""
+    """Run `attack` while another member's acks are timed; (its result, their acks in ms).
+    Their acks alone, just before, are kept in ALONE: on a shared machine the stall an attack
+    causes is what it adds to them."""
+    stop = threading.Event()
+    timer = threading.Timer(2.0, stop.set)
+    timer.start()
+    ALONE[:] = probe_acks(bot, stop)
     stop = threading.Event()
     with ThreadPoolExecutor(1) as pool:
         probe = pool.submit(probe_acks, bot, stop)
@@ -72,8 +81,8 @@ def during(bot: Bot, attack: Callable[[], Any]) -> tuple[Any, list[float]]:
 def acks_text(acks: list[float]) -> str:
     if not acks:
         return "no acks"
-    return (f"another member's acks p50 {statistics.median(acks):.0f} ms, "
-            f"max {max(acks):.0f} ms ({len(acks)})")
+    return (f"another member's acks p50/max {statistics.median(ALONE):.0f}/{max(ALONE):.0f} ms "
+            f"alone, {statistics.median(acks):.0f}/{max(acks):.0f} ms during ({len(acks)})")
 
 
 def tracebacks(r: Rig) -> int:
@@ -83,7 +92,8 @@ def tracebacks(r: Rig) -> int:
 
 def report(name: str, tried: int, held: int, notes: str, *, failed: int = 0,
            acks: list[float] | None = None) -> dict[str, Any]:
-    stalled = bool(acks) and max(acks or [0]) > STALL_MS
+    # a stall is what the attack adds to another member's slowest ack alone
+    stalled = bool(acks) and max(acks or [0]) > STALL_MS + max(ALONE or [0])
     ok = held == tried and not failed and not stalled
     line = f"{'held' if ok else 'FAILED':<6} {name:<44} tried {tried:>3}  held {held:>3}  {notes}"
     if acks is not None:
@@ -265,7 +275,8 @@ def redis_bounce(each: int = 20) -> dict[str, Any]:
                        "thread_ts": thread}, event_id=f"EvBounceR{n}")
         wait_until(lambda: len(slack.of("chat.postMessage")) >= 4, timeout=60)
         assert r.redis.process is not None
-        r.redis.command("SHUTDOWN")  # writes the AOF, as a restart by an operator does
+        with contextlib.suppress(redis_py.ConnectionError):  # it closes the connection
+            r.redis.command("SHUTDOWN")  # writes the AOF, as a restart by an operator does
         r.redis.process.wait()
         r.redis.process = None
         time.sleep(1.0)

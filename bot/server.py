@@ -11,6 +11,7 @@ import contextlib
 import logging
 import resource
 import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -30,12 +31,14 @@ from bot import observability as obs
 from bot.app import create_bot, redis_client, web_client
 from bot.digest import Digests
 from bot.edge import SlackEdge, edge_protocol
+from bot.intake import Intake
 from bot.pricestore import PriceStore
 from bot.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 SCHEDULER_TICK_S = 30
 H11_MAX_HEADER_BYTES = 16 * 1024  # Slack's headers are well under 2 KiB
+GIL_SWITCH_S = 0.0005
 GRACEFUL_HTTP_S = 5  # acks take milliseconds; the answers drain in the lifespan after this
 
 
@@ -139,6 +142,11 @@ def serve(*, socket_mode: bool = False, host: str = "0.0.0.0") -> int:
                            settings.slack_app_token.get_secret_value()
                            if settings.slack_app_token else ""])
     workers.warm_up()  # answer workers up before the first question
+    Intake.warm_up()  # the readers' tables compiled before the first message, not by it
+    # messages are read in threads beside the event loop; a thread holding the GIL keeps the
+    # loop (everyone's acks) waiting up to the switch interval at every hand-over: 5 ms by
+    # default, paid many times per ack while a long message is read
+    sys.setswitchinterval(GIL_SWITCH_S)
     obs.serve_metrics(host=settings.metrics_host, port=settings.metrics_port,
                       max_connections=settings.metrics_max_connections)
     if socket_mode:

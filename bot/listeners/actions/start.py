@@ -4,6 +4,7 @@ command, run as if typed), help's "All options" (every key, in a modal) and "Pri
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -56,7 +57,7 @@ def run_it(parts: Parts) -> Listener:
             if not body.get("response_url"):
                 await presser.tell(parts, body, str(err))
                 return
-            msg = error_notice(parts, err, text)
+            msg = await asyncio.to_thread(error_notice, parts, err, text)  # reads: off the loop
             with contextlib.suppress(Exception):
                 await respond(replace_original=True, response_type="ephemeral", text=msg.text,
                               blocks=msg.blocks)

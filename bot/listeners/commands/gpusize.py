@@ -7,6 +7,7 @@ anything else is a sizing question in the grammar the CLI uses, read and checked
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -88,7 +89,8 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             return
         except UserError as err:
             COMMANDS.labels("error").inc()
-            msg = error_notice(parts, err, text)
+            # the correction re-reads the text up to 3 times: off the event loop, as reading is
+            msg = await asyncio.to_thread(error_notice, parts, err, text)
             await ack(text=msg.text, blocks=msg.blocks)
             return
         except Exception as err:  # e.g. a ValidationError: said plainly, never a 500 to Slack
