@@ -79,7 +79,7 @@ def _one_card(m: re.Match[str]) -> str | None:
     return cards(1, m, known=True)
 
 
-DAYS_PER = {"day": 1, "week": 7, "month": 30}  # a month of 30 days
+DAYS_PER = {"hour": 1 / 24, "day": 1, "week": 7, "month": 30}  # a month of 30 days
 
 
 def _deadline(m: re.Match[str]) -> str | None:
@@ -88,6 +88,14 @@ def _deadline(m: re.Match[str]) -> str | None:
     if value is None or value <= 0:
         return None
     return f"days={numbers.plain(value * DAYS_PER[m.group('unit').lower().rstrip('s')])}"
+
+
+def _horizon(m: re.Match[str]) -> str | None:
+    word = m.group("n").lower()
+    value = 1.0 if word in ("a", "one") else numbers.to_number(word)
+    if value is None or value <= 0:
+        return None
+    return numbers.plain(value * (12 if m.group("unit").lower().startswith("y") else 1))
 
 
 def _hours_a_day(m: re.Match[str]) -> str | None:
@@ -117,7 +125,7 @@ EN_PHRASES: tuple[Phrase, ...] = (
           "requests", number, "10k requests/day"),
     keyed(r"\b(?:requests?|calls|queries)\s*(?:/|per|a)\s*day" + SAY + N, "requests", number,
           "requests per day 10k"),
-    Phrase((r"\b(?P<n>\d+(?:\.\d+)?)\s*(?P<u>k)?\s*(?:tokens?\s+)?in\s+(?:and\s+)?(?P<n2>\d+(?:\.\d+)?)\s*"
+    Phrase((r"\b(?P<n>\d+(?:\.\d+)?)\s*(?P<u>k)?\s*(?:tokens?\s+)?in\s*(?:/|,|and)?\s*(?P<n2>\d+(?:\.\d+)?)\s*"
             r"(?P<u2>k)?\s*(?:tokens?\s+)?out\b"),
            lambda m, _k: (f"prompt={m.group('n')}{m.group('u') or ''} "
                           f"output={m.group('n2')}{m.group('u2') or ''}"), "2k in, 500 out"),
@@ -143,8 +151,19 @@ EN_PHRASES: tuple[Phrase, ...] = (
            "500ms TTFT"),
     # a deadline: "in 3 weeks", "within 10 days", "in a month"
     Phrase((r"\b(?:in|within|under|inside|deadline(?:\s+of)?|by)\s+(?:the\s+next\s+)?(?P<n>\d+(?:\.\d+)?|"
-            + numbers.EN_NUMBER_WORD + r"|a|one)\s*(?P<unit>days?|weeks?|months?)\b"),
+            + numbers.EN_NUMBER_WORD + r"|a|one)\s*(?P<unit>hours?|days?|weeks?|months?)\b"),
            lambda m, _k: _deadline(m), "in 3 weeks"),
+    # a horizon: "over 2 years", "across 36 months" (depreciation and the cost comparison)
+    keyed(r"\b(?:over|across|for)\s+(?P<n>\d+(?:\.\d+)?|" + numbers.EN_NUMBER_WORD + r"|a|one)\s*"
+          r"(?P<unit>years?|months?)\b(?!\s*(?:old|ago))",
+          "months", lambda m: _horizon(m), "over 2 years"),
+    # "max_len 4096", "max length 8k": the sequence (context= becomes seq= on a training run)
+    keyed(r"\b(?:max[_ ]?(?:len|length|seq[_ ]?len)|cutoff[_ ]?len|max[_ ]model[_ ]len)" + SAY + N, "context",
+          number, "max_len 4096"),
+    # one card with a one-digit name: "1 L4", "2 T4s"
+    Phrase((r"\b(?P<n>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s*[x×]?\s*(?P<short>[a-z]\d)s?\b"),
+           lambda m, _k: (f"gpus={_count(m)} gpu={card_name(m.group('short'))}"
+                          if _count(m) and card_name(m.group("short")) else None), "2 L4s"),
     # a bare length of time is the deadline too, as 14天 is ("pretrain 7B, 100B tokens, 30 days"),
     # but not a rate ("8 hours a day", "5 days a week") or a horizon ("36 months")
     Phrase((r"(?<![\w./-])(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>days?|weeks?)\b"

@@ -139,7 +139,9 @@ _QUIET = frozenset((
     "vs", "versus", "or", "get", "go", "hi", "hey", "thanks", "pls", "plz", "team", "folks",
     "they", "them", "got", "option", "options", "hardware", "setup", "config", "configuration",
     "best", "params", "parameters", "param", "done", "node", "nodes", "box", "one", "recommend",
-    "budget", "cost", "way", "long", "avg", "average", "total",
+    "budget", "cost", "way", "long", "avg", "average", "total", "must", "finish", "already",
+    "doable", "ok", "okay", "peak", "possible", "feasible", "realistic", "train", "training",
+    "latency", "p99", "p95", "p50",
 ))
 
 

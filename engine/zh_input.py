@@ -133,7 +133,7 @@ CITIES = {"北京": "beijing", "上海": "shanghai", "深圳": "shenzhen", "广�
           "贵州": "guizhou", "贵阳": "guiyang", "宁夏": "ningxia", "中卫": "zhongwei",
           "内蒙古": "inner-mongolia", "乌兰察布": "ulanqab", "庆阳": "qingyang", "甘肃": "gansu",
           "青岛": "qingdao", "济南": "jinan", "厦门": "xiamen", "长沙": "changsha", "郑州": "zhengzhou"}
-DAYS_PER = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "个月": 30}  # a month of 30 days
+DAYS_PER = {"小时": 1 / 24, "天": 1, "周": 7, "星期": 7, "礼拜": 7, "个月": 30}  # a month of 30 days
 
 
 def _ttft(m: re.Match[str]) -> str | None:
@@ -238,7 +238,8 @@ FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器
           "准备", "进行", "来", "给", "帮", "看看", "试试", "换成", "改成", "改为", "换", "如果",
           "那么", "那", "吧", "啊", "了", "每月", "每个月", "每小时", "每天", "环境", "场景",
           "版本", "一个", "个", "可以", "能", "是", "有", "显卡", "整机", "规模", "左右的", "评估",
-          "推荐", "按", "全公司", "公司", "团队", "训练完", "训完", "跑完", "完成", "搞定", "只", "同时")
+          "推荐", "按", "全公司", "公司", "团队", "训练完", "训完", "跑完", "完成", "搞定", "只", "同时",
+          "吞吐量", "吞吐", "要求", "总共", "一共", "共计", "把", "完")
 
 # models: the R1 distills by size (read before the catalog's names, so `deepseek-r1 蒸馏版 32B`
 # is the distill, not deepseek-r1)
@@ -265,6 +266,9 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # methods
     Phrase((_aliases()), _method, "13B 全参微调"),
     Phrase((r"微调"), _fine_tune, "13B 微调"),
+    # 总共32张H20 分4台: the servers a total is split over say nothing more (before 两台 = 16)
+    words(r"(?:平均)?(?:分|分成|分在|放在)\s*(?:\d{1,3}|[一二两三四五六七八九十]{1,3})\s*台(?:机器|服务器)?(?:上)?",
+          "", "分4台"),
     # 8卡H200两台: the card count per server first, then the servers
     Phrase((COUNT + r"\s*(?:卡|张卡)\s*" + CARD + r"\s*(?:的)?\s*(?:服务器|机器|整机)?\s*(?:共|一共)?\s*"
             r"(?P<s>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|个节点|节点)"),
@@ -316,7 +320,7 @@ ZH_PHRASES: tuple[Phrase, ...] = (
           number, "输出500"),
     # first token: 首token 2秒内, 首字延迟500毫秒
     Phrase((r"首\s*(?:个)?\s*(?:token|字|词元|包)\s*(?:时间|延迟|时延|响应)?\s*(?:要求|需要|目标)?" + SAY
-            + r"(?:不超过|小于|低于|控制在)?\s*(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]{1,3})\s*"
+            + r"(?:不超过|小于|低于|控制在|<=?|≤)?\s*(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]{1,3})\s*"
             r"(?P<t>毫秒|秒|ms(?![a-z])|s(?![a-z]))\s*(?:内|以内|之内)?"),
            lambda m, _k: _ttft(m), "首token 2秒内"),
     # users said with who they are: 给200个员工用, 供50位同事使用
@@ -361,9 +365,12 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     keyed(r"(?:每月|每个月|一个月|月)\s*(?:使用|跑|运行|用|开)?\s*" + N + r"\s*(?:个)?\s*(?:小时|h)" + END,
           "hours", number, "每月200小时"),
     # a deadline: 两周内, 一个月内, 14天, 10天之内训完
-    Phrase((r"(?<![每一])(?:在|要在)?\s*(?P<n>\d+|[一二两三四五六七八九十]{1,3})\s*(?:个)?\s*"
-            r"(?P<unit>天|周|星期|礼拜|个月)(?![a-z0-9])\s*(?:内|之内|以内|完成|跑完|训完|搞定)?"),
+    Phrase((r"(?<![每一])(?:需要在|要在|在)?\s*(?P<n>\d+|[一二两三四五六七八九十]{1,3})\s*(?:个)?\s*"
+            r"(?P<unit>天|周|星期|礼拜|个月)(?![a-z0-9])\s*(?:内|之内|以内|后|以后|之后|完成|跑完|训完|搞定)?"),
            lambda m, _k: _deadline(m), "两周内"),
+    # 48小时内: hours only as a deadline (内 or 之内 after it; 每天8小时 is use, read above)
+    Phrase((r"(?<![每一])(?:需要在|要在|在)?\s*(?P<n>\d+|[一二两三四五六七八九十]{1,3})\s*(?:个)?\s*"
+            r"(?P<unit>小时)\s*(?:内|之内|以内)"), lambda m, _k: _deadline(m), "48小时内"),
     # LoRA rank, headroom, horizon
     keyed(r"(?:预留|留|保留)\s*(?P<n>\d+(?:\.\d+)?)\s*%\s*(?:的)?\s*(?:显存)?\s*(?:余量)?", "headroom",
           lambda m: m.group("n") + "%", "预留20%余量"),

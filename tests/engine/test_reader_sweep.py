@@ -420,6 +420,67 @@ SWEEP_2: list[tuple[str, dict[str, Any], str | None]] = [
       "method": "inference"}, None),
 ]
 
+# a third round: deadlines, latency targets, horizons, owned cards
+SWEEP_3: list[tuple[str, dict[str, Any], str | None]] = [
+    ("下个月要上线qwen3-32b客服，并发大概80，买还是租",
+     {"model": "qwen3-32b", "users": 80, "method": "inference"}, None),
+    ("月底前要把7B模型LoRA微调完，数据1亿token，租什么卡最快",
+     {"model": "7B", "tokens": 100000000, "mode": "rent", "goal": "time", "method": "lora"}, None),
+    ("需要在两周后上线，deepseek-r1-distill-qwen-32b，20人同时用",
+     {"days": 14.0, "model": "deepseek-r1-distill-qwen-32b", "users": 20, "method": "inference"}, None),
+    ("7B 全参微调 10天之内 1B tokens 预算5万",
+     {"model": "7B", "days": 10.0, "tokens": 1000000000,
+      "budget": {"amount": 50000.0, "currency": "CNY"}, "method": "full-finetune"}, None),
+    ("we must finish the fine-tune by end of month: llama-3.1-8b full, 2B tokens",
+     {"model": "llama-3.1-8b", "tokens": 2000000000, "method": "full-finetune"}, None),
+    ("train a 13B lora in under 48 hours on 500M tokens",
+     {"model": "13B", "days": 2.0, "tokens": 500000000, "method": "lora"}, None),
+    ("serving qwen3-14b, p99 latency first token < 2s, 40 users",
+     {"model": "qwen3-14b", "ttft": 2.0, "users": 40, "method": "inference"}, None),
+    ("qwen3-32b 首 token 延迟 < 800ms，并发 16",
+     {"model": "qwen3-32b", "ttft": 0.8, "users": 16, "method": "inference"}, None),
+    ("is 96GB enough for qwen3-32b fp16 inference?",
+     {"model": "qwen3-32b", "precision": "fp16", "method": "inference"}, "fits"),
+    ("Qwen3-32B BF16 推理 需要多少显存 32k上下文",
+     {"model": "qwen3-32b", "precision": "bf16", "context": 32768, "method": "inference"}, None),
+    ("llama-3.1-70b 推理 8*A800 并发64 上下文8K 够不够用",
+     {"model": "llama-3.1-70b", "gpus": 8, "gpu": "a800", "users": 64, "context": 8192,
+      "method": "inference"}, "fits"),
+    ("两百人同时用deepseek v3，满血，预算三百万，买什么",
+     {"users": 200, "model": "deepseek-v3", "budget": {"amount": 3000000.0, "currency": "CNY"},
+      "mode": "buy", "method": "inference"}, None),
+    ("deepseek-r1 671b q4_k_m 用 llama.cpp 跑，4张4090 + 512G内存",
+     {"model": "deepseek-r1", "quant": "q4_k_m", "engine": "llama.cpp", "gpus": 4,
+      "gpu": "rtx-4090", "method": "inference"}, None),
+    ("Qwen3-8B，单卡L40S，LoRA，r=16，max_len 4096",
+     {"model": "qwen3-8b", "gpus": 1, "gpu": "l40s", "method": "lora", "rank": 16, "seq": 4096}, None),
+    ("能不能在3090上全参微调1.5B的模型",
+     {"gpu": "rtx-3090", "model": "1.5B", "method": "full-finetune"}, "fits"),
+    ("qwen2.5-1.5b full finetune on a single 3090?",
+     {"model": "qwen2.5-1.5b", "gpus": 1, "gpu": "rtx-3090", "method": "full-finetune"}, None),
+    ("gpt-oss-20b on 1 L4, 5 users, ok?",
+     {"model": "gpt-oss-20b", "gpus": 1, "gpu": "l4", "users": 5, "method": "inference"}, None),
+    ("llama 3.2 3b on an RTX 4060?",
+     {"model": "llama-3.2-3b"}, None),
+    ("we already have 4 A100 40GB — is LoRA on qwen3-14b doable?",
+     {"gpus": 4, "gpu": "a100-40gb", "model": "qwen3-14b", "method": "lora", "owned": True}, None),
+    ("we're at 50 QPS peak for llama-3.1-8b, 1k in/300 out",
+     {"requests": 1440000, "model": "llama-3.1-8b", "prompt": 1024, "output": 300,
+      "method": "inference"}, None),
+    ("吞吐要求每天100万次调用，qwen3-8b",
+     {"requests": 1000000, "model": "qwen3-8b", "method": "inference"}, None),
+    ("qwen3-32b 部署 总共32张H20 分4台",
+     {"model": "qwen3-32b", "gpus": 32, "gpu": "h20", "method": "inference"}, None),
+    ("70B 推理 int8 2台A100",
+     {"model": "70B", "quant": "int8", "gpus": 16, "gpu": "a100-80gb", "method": "inference"}, None),
+    ("单机八卡4090 qwen3 32b fp16 推理 50路并发",
+     {"gpus": 8, "gpu": "rtx-4090", "model": "qwen3-32b", "precision": "fp16", "users": 50,
+      "method": "inference"}, None),
+    ("rent vs buy for 16 H100s over 2 years, serving llama-3.3-70b",
+     {"gpus": 16, "gpu": "h100-sxm", "months": 24, "model": "llama-3.3-70b",
+      "method": "inference"}, None),
+]
+
 KNOWN_GAPS = {
     "想租卡做qwen2.5-7b的lora微调，数据5万条，一周内完成，预算1w": {"数据", "万条"},  # samples, not tokens
     "qwen3 8b qlora 单张4060ti 16g 行不行": {"单张", "4060ti", "16g"},  # no 4060 Ti in the catalog
@@ -431,6 +492,13 @@ KNOWN_GAPS = {
     "我们预算只有20w，想本地部署一个能用的大模型，日活500左右": {"大"},  # no model: asked for
     "想在A100上跑llama3.1-8b的qlora，40G版本够吗": {"40G"},  # the card's memory said apart
     "can a mac studio run 70b? no — can 2x A6000 run llama-3.3-70b at 4bit": {"mac", "studio", "no"},
+    # dates relative to today (下个月, 月底前, end of month) are not read: the reader keeps no clock
+    "下个月要上线qwen3-32b客服，并发大概80，买还是租": {"月", "客服"},
+    "月底前要把7B模型LoRA微调完，数据1亿token，租什么卡最快": {"月底前"},
+    "we must finish the fine-tune by end of month: llama-3.1-8b full, 2B tokens": {"by", "end", "month"},
+    "is 96GB enough for qwen3-32b fp16 inference?": {"96GB"},  # memory with no card
+    "deepseek-r1 671b q4_k_m 用 llama.cpp 跑，4张4090 + 512G内存": {"512G", "内存"},  # host RAM
+    "llama 3.2 3b on an RTX 4060?": {"RTX"},  # no RTX 4060 in the catalog
 }
 
 
@@ -441,8 +509,8 @@ def test_the_sweep_is_big_and_mixed() -> None:
     assert sum(t.isascii() for t in texts) >= 20
 
 
-@pytest.mark.parametrize(("text", "want", "question"), SWEEP + SWEEP_2,
-                         ids=[row[0][:40] for row in SWEEP + SWEEP_2])
+@pytest.mark.parametrize(("text", "want", "question"), SWEEP + SWEEP_2 + SWEEP_3,
+                         ids=[row[0][:40] for row in SWEEP + SWEEP_2 + SWEEP_3])
 def test_every_sweep_question_reads_its_slots(text: str, want: dict[str, Any],
                                               question: str | None) -> None:
     reading = read(text)
@@ -521,3 +589,17 @@ def test_second_round_rules(text: str, key: str, value: Any) -> None:
 
 def test_a_family_and_size_the_catalog_has_several_times_stays_a_size() -> None:
     assert slots("llama 70b 推理")["model"] == "70B"  # Llama 2, 3, 3.1 and 3.3 have a 70B
+
+
+@pytest.mark.parametrize(("text", "key", "value"), [
+    ("train a 13B lora in under 48 hours on 500M tokens", "days", 2.0),
+    ("7B LoRA 1亿token 48小时内", "days", 2.0),
+    ("qwen3-32b 每天8小时 推理", "hours", 243),  # hours of use a day stay hours of use
+    ("rent vs buy for 16 H100s over 2 years, serving llama-3.3-70b", "months", 24),
+    ("Qwen3-8B LoRA, max_len 4096", "seq", 4096),
+    ("gpt-oss-20b on 2 L4s", "gpus", 2),
+    ("qwen3-32b 首 token 延迟 < 800ms", "ttft", 0.8),
+    ("qwen3-32b 部署 总共16张4090 分4台", "gpus", 16),
+])
+def test_third_round_rules(text: str, key: str, value: Any) -> None:
+    assert read(text).values[key] == value
