@@ -221,7 +221,7 @@ def spoofing(r: Run) -> None:
     for name, message in (("digest posted", digest), ("price history", history)):
         sections = [b["text"] for b in message["blocks"] if b["type"] == "section"]
         shown = "\n".join(t["text"] for t in sections)
-        others = shown.replace("by <@U0ALICE> (id", "")  # the bot's own note of who quoted
+        others = shown.replace("by <@U0ALICE>", "")  # the bot's own note of who quoted
         checks = [all(t.get("verbatim") for t in sections), not UNSAFE.search(shown),
                   "<!" not in others and "<@" not in others, "<https://evil" not in shown,
                   "@channel" not in shown,
