@@ -170,8 +170,9 @@ MOE_PERMUTE_EFFICIENCY = 0.6
 ALLTOALL_EFFICIENCY = 0.12
 # DeepEP's normal (training) kernels reach the link: 153-158 GB/s over an H800's NVLink and
 # 43-58 GB/s of RDMA a GPU across servers (deepseek-ai/DeepEP README), the figures
-# _alltoall_gbps gives; DeepSeek-V3's DualPipe and Megatron's EP-overlap hide them under the
-# other micro-batch's compute.
+# _alltoall_gbps gives. DeepSeek-V3's DualPipe hides them under the other micro-batch's
+# compute (its report: computation to communication about 1:1, fully overlapped); Megatron's
+# and NeMo AutoModel's DeepEP runs overlap part (OVERLAP["other"]).
 DEEPEP_EFFICIENCY = 1.0
 HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
 CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
@@ -193,7 +194,8 @@ MULTI_SERVER_EFFICIENCY = 0.76
 MOE_FRAMEWORK_NAMES = {
     "transformers": N_("Hugging Face Transformers (a loop over the experts, one host launch each)"),
     "megatron": N_("Megatron-LM (grouped GEMM, alltoall token dispatcher)"),
-    "deepep": N_("Megatron-LM with DeepEP (DeepSeek-V3's dispatcher, overlapped with compute)"),
+    "deepep": N_("Megatron-LM with DeepEP (DeepSeek-V3's dispatcher, partly overlapped)"),
+    "dualpipe": N_("DeepSeek-V3's recipe (FP8, DualPipe, DeepEP: all-to-all under compute)"),
 }
 
 
@@ -580,21 +582,24 @@ class MoeFramework(StrEnum):
     transformers = "transformers"
     # Megatron-LM: grouped GEMM, alltoall token dispatcher (NCCL all-to-all, in series)
     megatron = "megatron"
-    # Megatron's flex dispatcher with DeepEP kernels (DeepSeek-V3's own recipe), all-to-all
-    # overlapped with the other micro-batch's compute
+    # Megatron's flex dispatcher with DeepEP kernels, all-to-all partly overlapped
     deepep = "deepep"
+    # DeepSeek-V3's own: FP8 GEMMs, DualPipe hiding DeepEP's all-to-all under compute
+    dualpipe = "dualpipe"
 
 
-def moe_framework(gpu: GpuSpec, *, tp: int, pp: int, ep: int) -> MoeFramework:
+def moe_framework(gpu: GpuSpec, *, tp: int, pp: int, ep: int, fp8: bool = False
+                  ) -> MoeFramework:
     """Data-parallel plans launch Hugging Face code (LLaMA-Factory), tensor-, pipeline- or
     expert-parallel ones Megatron (engine/launch.py). An expert-parallel degree beyond one
     server runs DeepEP's internode kernels where they exist (NVLink cards with FP8 tensor cores:
     Hopper and later), as DeepSeek-V3 (EP 64 over 2048 H800) and Megatron's large-EP recipes do;
-    EP 8 and under keeps Megatron's alltoall dispatcher, as its Qwen3 and gpt-oss recipes do."""
+    EP 8 and under keeps Megatron's alltoall dispatcher, as its Qwen3 and gpt-oss recipes do.
+    FP8 training at such a degree is DeepSeek-V3's recipe, DualPipe included."""
     if tp == 1 and pp == 1 and ep == 1:
         return MoeFramework.transformers
     if ep > GPUS_PER_SERVER and gpu.has_nvlink and gpu.fp8_tflops:
-        return MoeFramework.deepep
+        return MoeFramework.dualpipe if fp8 else MoeFramework.deepep
     return MoeFramework.megatron
 
 
@@ -624,7 +629,7 @@ def expert_gemm_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: 
 
 
 def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: int, pp: int,
-                passes: int, rate: float = float("inf")) -> MoeRouting:
+                passes: int, rate: float = float("inf"), fp8: bool = False) -> MoeRouting:
     """A micro-batch's MoE cost on one GPU beyond its FLOPs, by the framework the plan launches:
     every pass (forward, backward, recomputed forward) permutes each token's top-k copies in
     HBM around the expert GEMMs (2 x k x hidden x 2 bytes a token a MoE layer, written and read
@@ -633,7 +638,7 @@ def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: in
     copies go out and come back over the EP group's links (Megatron's alltoall dispatcher at
     ALLTOALL_EFFICIENCY of them, DeepEP at its measured bandwidth). Sequence parallelism splits
     the tokens over TP."""
-    framework = moe_framework(gpu, tp=tp, pp=pp, ep=ep)
+    framework = moe_framework(gpu, tp=tp, pp=pp, ep=ep, fp8=fp8)
     if not spec.is_moe:
         return MoeRouting(0.0, 0.0, framework)
     copies = tokens / tp * spec.moe_layers / pp * spec.active_experts * spec.hidden * 2 * passes
@@ -648,7 +653,7 @@ def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: in
         return MoeRouting(local, 0.0, framework)
     ranks = ep * tp
     sent = copies * 2 * (ranks - 1) / ranks
-    share = DEEPEP_EFFICIENCY if framework == MoeFramework.deepep else ALLTOALL_EFFICIENCY
+    share = ALLTOALL_EFFICIENCY if framework == MoeFramework.megatron else DEEPEP_EFFICIENCY
     return MoeRouting(local, sent / (_alltoall_gbps(gpu, ranks) * 1e9 * share), framework)
 
 
@@ -675,10 +680,13 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     compute_s = flops_token * tokens_step / (peak * u * tp * pp)
     passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
     moe = moe_routing(spec, gpu, tokens=tokens_step, ep=ep, tp=tp, pp=pp, passes=passes,
-                      rate=peak * u)
-    # the next expert GEMM needs the tokens: routing waits on its all-to-alls, except DeepEP's,
-    # which run under the other micro-batch's compute
-    overlapped_s = moe.alltoall_s if moe.framework == MoeFramework.deepep else 0.0
+                      rate=peak * u, fp8=fp8)
+    # the next expert GEMM needs the tokens: routing waits on Megatron's all-to-alls; DeepEP's
+    # run beside the other micro-batch's compute, wholly under DualPipe, partly otherwise
+    deepep = moe.framework in (MoeFramework.deepep, MoeFramework.dualpipe)
+    overlapped_s = moe.alltoall_s if deepep else 0.0
+    hidden_share = OVERLAP["sharded"] if moe.framework == MoeFramework.dualpipe \
+        else OVERLAP["other"]
     routing_s = moe.local_s + moe.alltoall_s - overlapped_s
     dequant_s = 0.0
     if method.quantized_base:
@@ -720,7 +728,7 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         exposed_s += max(0.0, tp_s - OVERLAP["other"] * busy_s)
     else:
         exposed_s = max(0.0, tp_s + comm_s - OVERLAP["other"] * busy_s)
-    exposed_s += max(0.0, overlapped_s - busy_s)
+    exposed_s += max(0.0, overlapped_s - hidden_share * busy_s)
     offload_s = 0.0
     if offload in ("optimizer", "all"):
         # ZeRO-Offload (Ren et al. 2021): every micro-batch's 16-bit gradients go down to host
@@ -762,8 +770,8 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
             framework=_(MOE_FRAMEWORK_NAMES[moe.framework]), s=moe.local_s + moe.alltoall_s,
             how=_("expert parallel EP={ep}, all-to-all at {bw:.0f} GB/s").format(
                 ep=ep, bw=_alltoall_gbps(gpu, ep * tp)
-                * (DEEPEP_EFFICIENCY if moe.framework == MoeFramework.deepep
-                   else ALLTOALL_EFFICIENCY)) if ep > 1
+                * (ALLTOALL_EFFICIENCY if moe.framework == MoeFramework.megatron
+                   else DEEPEP_EFFICIENCY)) if ep > 1
             else _("experts split by tensor parallelism") if tp > 1
             else _("every expert on every GPU"))
     if fp8:

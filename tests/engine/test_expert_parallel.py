@@ -165,7 +165,8 @@ def test_moe_framework_follows_the_plan_it_launches() -> None:
     assert speed.moe_framework(h800, tp=1, pp=1, ep=1) == "transformers"  # LLaMA-Factory
     assert speed.moe_framework(h800, tp=2, pp=1, ep=1) == "megatron"
     assert speed.moe_framework(h800, tp=1, pp=2, ep=8) == "megatron"
-    assert speed.moe_framework(h800, tp=1, pp=16, ep=64) == "deepep"  # DeepSeek-V3's
+    assert speed.moe_framework(h800, tp=1, pp=16, ep=64) == "deepep"  # Megatron + DeepEP
+    assert speed.moe_framework(h800, tp=1, pp=16, ep=64, fp8=True) == "dualpipe"  # V3's own
     assert speed.moe_framework(a800, tp=1, pp=16, ep=64) == "megatron"  # no DeepEP on Ampere
 
 
