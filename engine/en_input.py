@@ -199,6 +199,10 @@ EN_PHRASES: tuple[Phrase, ...] = (
     Phrase((r"\b" + COUNT + r"\s+(?:servers?|nodes?|machines?)(?:\s+(?:of|with)\s+(?P<per>\d+)"
                     r"(?:\s*x)?\s*(?:gpus|cards)?)?(?:\s+(?:of\s+)?" + CARD + r")?"),
            _servers, "2 servers of 8 h800"),
+    # "2 x 8 A800": servers times cards each
+    Phrase((r"\b(?P<s>\d{1,3})\s*[x×*]\s*(?P<n>\d{1,2})(?!\d)(?:\s+|\s*[x×*]\s*)" + CARD),
+           lambda m, _k: cards(_count(m) * _count(m, "s"), m, known=True)
+           if _count(m) and _count(m, "s") else None, "2 x 8 A800"),
     Phrase((r"\b(?P<n>\d+)\s*[x×*]\s*" + CARD), lambda m, _k: cards(_count(m), m, known=True),
            "8x h100"),
     Phrase((r"\b" + CARD + r"\s*[x×*]\s*(?P<n>\d{1,3})\b"),

@@ -96,9 +96,12 @@ _FORMAT_SUFFIX = _Lazy(r"(?<=[a-z0-9])-(?:(?P<q>awq|gptq|fp8|int4|int8)|gguf)(?!
 _FAMILY_SIZE = _Lazy(r"(?<![a-z0-9.\-])(?P<fam>[a-z]{2,10})[\s\-_]?(?P<size>\d+(?:\.\d+)?b)(?![a-z0-9.])")
 # two cards asked against each other (L20还是H20, 4090 or A800, H100 vs H200): compared, not two
 # readings of one card
-_VERSUS = _Lazy(r"(?<![a-z0-9])" + CARD.replace("?P<card>", "?P<a>").replace("?P<mem>", "?P<am>")
-                + r"\s*(?:还是|或者|或是|或|对比|比较|\bor\b|\bvs\.?|\bversus\b)\s*"
-                + CARD.replace("?P<card>", "?P<b>").replace("?P<mem>", "?P<bm>") + r"(?![a-z0-9])")
+# (buy H20s or rent H100s: each card with its verb; the same verb on both stays, two say both ways)
+_VERB = r"(?:(?P<{}>buy|rent|use|租用|租|买|购买|用)\s*)?"
+_VERSUS = _Lazy(r"(?<![a-z0-9])" + _VERB.format("av")
+                + CARD.replace("?P<card>", "?P<a>").replace("?P<mem>", "?P<am>") + r"s?"
+                + r"\s*(?:还是|或者|或是|或|对比|比较|\bor\b|\bvs\.?|\bversus\b)\s*" + _VERB.format("bv")
+                + CARD.replace("?P<card>", "?P<b>").replace("?P<mem>", "?P<bm>") + r"s?(?![a-z0-9])")
 
 # families named without a size (満血/full): their full model, as teams mean it
 FULL_MODELS = {"deepseek": "deepseek-r1", "r1": "deepseek-r1", "deepseekr1": "deepseek-r1",
@@ -115,6 +118,8 @@ _NEGATION = _Lazy(r"(?:不要|不用|别用|不想用|不考虑|不买|不能用
 _FITS = _Lazy(r"够吗|够不够|够用|能不能|能跑|能否|行不行|行吗|可以吗|放得下|装得下|跑得动|"
                    r"跑得起来|撑得住|扛得住|\bdoes (?:it|that|this) fit\b|\bfits?\??$|"
                    r"\bwill (?:it|that) (?:fit|run|work)\b|"
+                   r"\bis it (?:possible|feasible|doable)\b|\bany chance\b|"
+                   r"\bwould (?:[\w.\-]{1,40} ){1,5}?be enough\b|"
                    r"\bis (?:that|it|this|\w+) enough\b|\benough\b|"
                    # can two RTX 6000 Ada serve: up to five words between (bounded, linear)
                    r"\bcan (?:[\w.\-]{1,40} ){1,5}?(?:serve|run|handle|fit|train|do)\b|\bcan i\b|\bcan we\b")
@@ -141,7 +146,7 @@ _QUIET = frozenset((
     "best", "params", "parameters", "param", "done", "node", "nodes", "box", "one", "recommend",
     "budget", "cost", "way", "long", "avg", "average", "total", "must", "finish", "already",
     "doable", "ok", "okay", "peak", "possible", "feasible", "realistic", "train", "training",
-    "latency", "p99", "p95", "p50",
+    "latency", "p99", "p95", "p50", "number", "handle", "chance", "runs", "cluster", "expect",
 ))
 
 
@@ -392,6 +397,8 @@ def _ranges(text: str, notes: list[str]) -> str:
     """30-50人 -> 50人: a range is sized for its upper end, and the note says so."""
     def upper(m: re.Match[str]) -> str:
         low, high = m.group("low") or m.group("elow"), m.group("high") or m.group("ehigh")
+        if float(low) >= float(high):
+            return m.group(0)  # not a range: a card, then a count (on 3090 to 50 users)
         notes.append(_("{low}-{high} read as {high}, the upper end of the range.").format(
             low=low + (m.group("unit") or ""), high=high))
         return ""
@@ -405,7 +412,8 @@ def _versus(m: re.Match[str], notes: list[str]) -> str:
         return m.group(0)
     notes.append(_("{first} or {second}: compared, not pinned; the answer ranks every card, these "
                    "two among them.").format(first=first, second=second))
-    return " "
+    verbs = {m.group(v).lower() for v in ("av", "bv") if m.group(v)}
+    return f" {verbs.pop()} " if len(verbs) == 1 else " "  # 租4090还是A800: still renting
 
 
 def _share(text: str) -> tuple[float | None, str]:

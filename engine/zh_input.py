@@ -239,7 +239,8 @@ FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器
           "那么", "那", "吧", "啊", "了", "每月", "每个月", "每小时", "每天", "环境", "场景",
           "版本", "一个", "个", "可以", "能", "是", "有", "显卡", "整机", "规模", "左右的", "评估",
           "推荐", "按", "全公司", "公司", "团队", "训练完", "训完", "跑完", "完成", "搞定", "只", "同时",
-          "吞吐量", "吞吐", "要求", "总共", "一共", "共计", "把", "完")
+          "吞吐量", "吞吐", "要求", "总共", "一共", "共计", "把", "完", "才能", "才", "这个配置", "这个",
+          "这样", "有没有必要", "有没有", "有必要", "必要")
 
 # models: the R1 distills by size (read before the catalog's names, so `deepseek-r1 蒸馏版 32B`
 # is the distill, not deepseek-r1)
@@ -269,6 +270,11 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # 总共32张H20 分4台: the servers a total is split over say nothing more (before 两台 = 16)
     words(r"(?:平均)?(?:分|分成|分在|放在)\s*(?:\d{1,3}|[一二两三四五六七八九十]{1,3})\s*台(?:机器|服务器)?(?:上)?",
           "", "分4台"),
+    # 4台服务器，每台8张H20: servers, then the cards in each
+    Phrase((r"(?P<s>(?<![a-z0-9.])\d{1,3}|[一二两三四五六七八九十]{1,3})\s*台\s*(?:服务器|机器|主机|整机)?\s*"
+            r"(?:的)?\s*每台\s*(?:有|配|装|插)?\s*" + COUNT + r"\s*(?:张|块|卡|张卡)\s*(?:" + CARD + r")?"),
+           lambda m, _k: cards(_count(m) * _count(m, "s"), m) if _count(m) and _count(m, "s") else None,
+           "4台服务器，每台8张H20"),
     # 8卡H200两台: the card count per server first, then the servers
     Phrase((COUNT + r"\s*(?:卡|张卡)\s*" + CARD + r"\s*(?:的)?\s*(?:服务器|机器|整机)?\s*(?:共|一共)?\s*"
             r"(?P<s>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|个节点|节点)"),

@@ -481,6 +481,50 @@ SWEEP_3: list[tuple[str, dict[str, Any], str | None]] = [
       "method": "inference"}, None),
 ]
 
+# a fourth round: should we, is it possible, any chance, how many users, servers x cards
+SWEEP_4: list[tuple[str, dict[str, Any], str | None]] = [
+    ("should we buy H20s or rent H100s for deepseek-v3 serving?",
+     {"model": "deepseek-v3", "method": "inference"}, None),
+    ("Would 4 L40S be enough to serve qwen3-32b for our team of 30?",
+     {"gpus": 4, "gpu": "l40s", "model": "qwen3-32b", "method": "inference"}, "fits"),
+    ("is it possible to fine-tune llama-3.1-70b with LoRA on 2 A100s",
+     {"model": "llama-3.1-70b", "gpus": 2, "gpu": "a100-80gb", "method": "lora"}, "fits"),
+    ("what's the minimum number of 4090s for qwen2.5-72b at 4-bit?",
+     {"gpu": "rtx-4090", "model": "qwen2.5-72b", "quant": "int4", "method": "inference"}, "fewest"),
+    ("how many concurrent users can 8 H20 handle with deepseek r1?",
+     {"gpus": 8, "gpu": "h20", "model": "deepseek-r1", "method": "inference"}, "capacity"),
+    ("can our 2 x 8 A800 cluster pretrain a 7B on 500B tokens in a month",
+     {"gpus": 16, "gpu": "a800", "model": "7B", "tokens": 500000000000, "days": 30.0,
+      "method": "pretrain"}, None),
+    ("any chance qwen3-235b-a22b runs on 4 H200?",
+     {"model": "qwen3-235b-a22b", "gpus": 4, "gpu": "h200", "method": "inference"}, "fits"),
+    ("8张4090能撑多少并发 qwen3-32b",
+     {"gpus": 8, "gpu": "rtx-4090", "model": "qwen3-32b", "method": "inference"}, "capacity"),
+    ("32B的模型最少要几张4090才能跑",
+     {"model": "32B", "gpu": "rtx-4090", "method": "inference"}, "fewest"),
+    ("4张A100 80G 能全参微调多大的模型",
+     {"gpus": 4, "gpu": "a100-80gb", "method": "full-finetune"}, None),
+    ("我们打算买4台服务器，每台8张H20，跑deepseek满血，能支持多少用户",
+     {"mode": "buy", "gpus": 32, "gpu": "h20", "model": "deepseek-r1", "method": "inference"}, "capacity"),
+    ("这个配置够吗：qwen3-32b，8卡4090，上下文32k，并发20",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "rtx-4090", "context": 32768, "users": 20,
+      "method": "inference"}, "fits"),
+    ("qwen3-32b用vllm部署，tp=4，4张4090",
+     {"model": "qwen3-32b", "engine": "vllm", "gpus": 4, "gpu": "rtx-4090",
+      "method": "inference", "tp": 4}, None),
+    ("有没有必要上H200？qwen3-235b 推理 50并发",
+     {"gpu": "h200", "model": "qwen3-235b-a22b", "users": 50, "method": "inference"}, None),
+    ("预算一百五十万，国内，部署Qwen3-235B-A22B，并发64",
+     {"budget": {"amount": 1500000.0, "currency": "CNY"}, "market": "china",
+      "model": "qwen3-235b-a22b", "users": 64, "method": "inference"}, None),
+    ("ollama跑qwen3:8b，笔记本4060 8G够吗",
+     {"engine": "llama.cpp", "model": "qwen3-8b", "method": "inference"}, "fits"),
+    ("同时在线500人，每人每天问20个问题，qwen3-32b",
+     {"users": 500, "model": "qwen3-32b", "method": "inference"}, None),
+    ("we expect 2000 employees, maybe 5% online at once, llama-3.3-70b",
+     {"users": 100, "model": "llama-3.3-70b", "method": "inference"}, None),
+]
+
 KNOWN_GAPS = {
     "想租卡做qwen2.5-7b的lora微调，数据5万条，一周内完成，预算1w": {"数据", "万条"},  # samples, not tokens
     "qwen3 8b qlora 单张4060ti 16g 行不行": {"单张", "4060ti", "16g"},  # no 4060 Ti in the catalog
@@ -499,6 +543,8 @@ KNOWN_GAPS = {
     "is 96GB enough for qwen3-32b fp16 inference?": {"96GB"},  # memory with no card
     "deepseek-r1 671b q4_k_m 用 llama.cpp 跑，4张4090 + 512G内存": {"512G", "内存"},  # host RAM
     "llama 3.2 3b on an RTX 4060?": {"RTX"},  # no RTX 4060 in the catalog
+    "ollama跑qwen3:8b，笔记本4060 8G够吗": {"笔记本", "8G"},  # a laptop 4060: not in the catalog
+    "同时在线500人，每人每天问20个问题，qwen3-32b": {"每人", "问", "问题"},  # users given; a rate apart
 }
 
 
@@ -509,8 +555,10 @@ def test_the_sweep_is_big_and_mixed() -> None:
     assert sum(t.isascii() for t in texts) >= 20
 
 
-@pytest.mark.parametrize(("text", "want", "question"), SWEEP + SWEEP_2 + SWEEP_3,
-                         ids=[row[0][:40] for row in SWEEP + SWEEP_2 + SWEEP_3])
+ALL_ROUNDS = SWEEP + SWEEP_2 + SWEEP_3 + SWEEP_4
+
+
+@pytest.mark.parametrize(("text", "want", "question"), ALL_ROUNDS, ids=[row[0][:40] for row in ALL_ROUNDS])
 def test_every_sweep_question_reads_its_slots(text: str, want: dict[str, Any],
                                               question: str | None) -> None:
     reading = read(text)
@@ -603,3 +651,16 @@ def test_a_family_and_size_the_catalog_has_several_times_stays_a_size() -> None:
 ])
 def test_third_round_rules(text: str, key: str, value: Any) -> None:
     assert read(text).values[key] == value
+
+
+def test_two_cards_each_with_its_verb() -> None:
+    both = read("should we buy H20s or rent H100s for deepseek-v3 serving?")
+    assert "gpu" not in both.values and "mode" not in both.values  # buying against renting: both
+    assert read("70b 推理 租4090还是租A800").values["mode"] == "rent"
+
+
+def test_a_card_then_a_count_is_no_range() -> None:
+    reading = read("qwen3-32b serve with 4x 3090 to 50 people")
+    assert slots("qwen3-32b serve with 4x 3090 to 50 people") == {
+        "model": "qwen3-32b", "method": "inference", "gpus": 4, "gpu": "rtx-3090", "users": 50}
+    assert not any("upper end" in note for note in reading.notes)
