@@ -154,7 +154,7 @@ EN_PHRASES: tuple[Phrase, ...] = (
             + numbers.EN_NUMBER_WORD + r"|a|one)\s*(?P<unit>hours?|days?|weeks?|months?)\b"),
            lambda m, _k: _deadline(m), "in 3 weeks"),
     # a horizon: "over 2 years", "across 36 months" (depreciation and the cost comparison)
-    keyed(r"\b(?:over|across|for)\s+(?P<n>\d+(?:\.\d+)?|" + numbers.EN_NUMBER_WORD + r"|a|one)\s*"
+    keyed(r"\b(?:over|across)\s+(?P<n>\d+(?:\.\d+)?|" + numbers.EN_NUMBER_WORD + r"|a|one)\s*"
           r"(?P<unit>years?|months?)\b(?!\s*(?:old|ago))",
           "months", lambda m: _horizon(m), "over 2 years"),
     # "max_len 4096", "max length 8k": the sequence (context= becomes seq= on a training run)

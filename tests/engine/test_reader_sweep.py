@@ -12,7 +12,7 @@ import pytest
 
 from engine import rates, traffic
 from engine.i18n import language
-from engine.reader import read, read_summary
+from engine.reader import has_slot, read, read_summary
 from engine.request import Request
 
 
@@ -664,3 +664,10 @@ def test_a_card_then_a_count_is_no_range() -> None:
     assert slots("qwen3-32b serve with 4x 3090 to 50 people") == {
         "model": "qwen3-32b", "method": "inference", "gpus": 4, "gpu": "rtx-3090", "users": 50}
     assert not any("upper end" in note for note in reading.notes)
+
+
+@pytest.mark.parametrize("text", ["I have used it for a year", "ok 50% of us agree", "qps is fine",
+                                  "we talked about this over 2 months ago", "the dau dashboard is down",
+                                  "how long did that take?", "is it possible to get the PDF?"])
+def test_chatter_with_the_new_words_is_not_read(text: str) -> None:
+    assert not has_slot(text)
