@@ -60,8 +60,8 @@ def _count(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 or value == int(value) else f"{value:g}"
 
 
-def _active(monthly: bool) -> Callable[[re.Match[str]], Said | None]:
-    def read(m: re.Match[str]) -> Said | None:
+def _active(monthly: bool) -> Callable[[re.Match[str], float], Said | None]:
+    def read(m: re.Match[str], _peak: float) -> Said | None:
         people = _amount(m)
         if people is None:
             return None
@@ -85,8 +85,8 @@ def _active(monthly: bool) -> Callable[[re.Match[str]], Said | None]:
     return read
 
 
-def _rate(per_seconds: float, word: str) -> Callable[[re.Match[str]], Said | None]:
-    def read(m: re.Match[str]) -> Said | None:
+def _rate(per_seconds: float, word: str) -> Callable[[re.Match[str], float], Said | None]:
+    def read(m: re.Match[str], peak: float) -> Said | None:
         rate = _amount(m)
         if rate is None:
             return None
@@ -98,16 +98,16 @@ def _rate(per_seconds: float, word: str) -> Callable[[re.Match[str]], Said | Non
             note = _("{rate} {word} read as the day's average rate: {requests:,} requests a day; "
                      "the busiest hour is taken at the peak factor {peak:g} above it, and the "
                      "concurrent users follow from Little's law.").format(
-                         rate=_count(rate), word=word_said, requests=requests, peak=DEFAULT_PEAK)
+                         rate=_count(rate), word=word_said, requests=requests, peak=peak)
             return Said(requests, label, note)
-        requests = round(per_second * SECONDS_PER_DAY / DEFAULT_PEAK)
+        requests = round(per_second * SECONDS_PER_DAY / peak)
         label = _("{rate} {word} at the peak").format(rate=_count(rate), word=word_said)
         note = _("{rate} {word} read as the busiest hour's rate, {per_second:g} requests a second: "
                  "{requests:,} requests a day at the peak factor {peak:g}; the concurrent users "
                  "follow from Little's law (in flight = rate x the time each request takes at the "
                  "service level).").format(rate=_count(rate), word=word_said,
                                            per_second=round(per_second, 3), requests=requests,
-                                           peak=DEFAULT_PEAK)
+                                           peak=peak)
         return Said(requests, label, note)
     return read
 
@@ -122,7 +122,7 @@ N = (rf"(?P<n>{numbers.NUMBER})\s*(?P<u>{numbers.CN_SCALE}|{numbers.EN_SCALE}|[k
 SAY = (r"\s*(?:用户)?\s*(?:数|量|人数)?\s*(?:是|为|有|约|大概|大约|预计|达到|在|改成|改为|调到|加到|变成|"
        r"of|is|about|around|~|:|=)?\s*")
 PEOPLE = r"\s*(?:个|位|名)?\s*(?:人|用户|users?|people)?"
-ROWS: tuple[tuple[str, Callable[[re.Match[str]], Said | None]], ...] = (
+ROWS: tuple[tuple[str, Callable[[re.Match[str], float], Said | None]], ...] = (
     # 日活1000人, 日活跃用户数5万, DAU 1000, daily active users: 2k
     (r"(?:日活跃?|" + B + r"(?:dau|daily\s+active\s+users?|daily\s+users)" + E + ")" + SAY + N + PEOPLE,
      _active(monthly=False)),
@@ -152,13 +152,15 @@ ROWS: tuple[tuple[str, Callable[[re.Match[str]], Said | None]], ...] = (
 )
 
 
-def rows(said: list[Said]) -> tuple[Phrase, ...]:
+def rows(said: list[Said], peak: float | None = None) -> tuple[Phrase, ...]:
     """The rows as a phrase table; each traffic phrase read is added to `said` and becomes
-    `requests=` (a phrase whose number does not read is left as it is)."""
-    def emit(read: Callable[[re.Match[str]], Said | None]) -> Callable[[re.Match[str], list[str]],
-                                                                         str | None]:
+    `requests=` (a phrase whose number does not read is left as it is). `peak`: the peak factor
+    the message gave (peak=), else engine/traffic.py's default, so that the busiest hour runs at
+    the rate said."""
+    def emit(read: Callable[[re.Match[str], float], Said | None]) -> Callable[
+            [re.Match[str], list[str]], str | None]:
         def out(m: re.Match[str], _kept: list[str]) -> str | None:
-            got = read(m)
+            got = read(m, peak or DEFAULT_PEAK)
             if got is None:
                 return None
             said.append(got)

@@ -355,7 +355,7 @@ def read(text: str, *, reply: bool = False) -> Reading:
         rw.text = _VERSUS.sub(lambda m: _versus(m, notes), rw.text)
         share, rw.text = _share(rw.text)
         # active users and request rates before the tables (日活1000人 is not 1000 users)
-        rw.run(rates.rows(said))
+        rw.run(rates.rows(said, peak=exact.get("peak")))
         notes.extend(s.note for s in said)
         # a line in the grammar's own words skips the tables: no table compiled, start-up fast
         zh_input.rewrite(rw)

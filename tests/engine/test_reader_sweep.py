@@ -671,3 +671,10 @@ def test_a_card_then_a_count_is_no_range() -> None:
                                   "how long did that take?", "is it possible to get the PDF?"])
 def test_chatter_with_the_new_words_is_not_read(text: str) -> None:
     assert not has_slot(text)
+
+
+def test_a_peak_rate_with_a_peak_factor_given_holds_the_rate_said() -> None:
+    values = read("qwen3-32b QPS 20 peak=5").values
+    req = Request(model="qwen3-32b", method="inference", requests=values["requests"], peak=values["peak"])
+    load = traffic.load_of(req)
+    assert load is not None and load.peak_rate == pytest.approx(20, rel=1e-4)
