@@ -175,6 +175,9 @@ EN_PHRASES: tuple[Phrase, ...] = (
           + NOT_BITS + NOT_COUNTED + ")", "context", number, "32k context"),
     keyed(r"\b(?:context|ctx)(?:\s*(?:length|window|len))?" + SAY + N + NOT_BITS + NOT_COUNTED, "context",
           number, "context 32k"),
+    # "32 concurrent at 8k": a length in thousands after "at" is the context (money was read above)
+    keyed(r"\bat\s+(?P<n>\d{1,3})\s*(?P<u>k)\b(?!\s*(?:budget|usd|cny|rmb|yuan|dollars?|requests?|users?|"
+          r"qps|rps|a\s+day|/day|per))", "context", number, "32 users at 8k"),
     keyed(r"\b(?:seq|sequence length|sequence len|seq len|sequence)" + SAY + N, "seq", number,
           "sequence length 8k"),
     keyed(r"\b" + N + r"\s*(?:sequence length|sequences?|seq len|seqs?)\b", "seq", number, "8k sequences"),

@@ -89,7 +89,10 @@ _SHARE = _Lazy(r"(?:同时在线|同时使用|同时用|并发)\s*(?:率|比例|
                r"simultaneous(?:ly)?)\b|\bconcurrency\s*(?:of|at|:|~)?\s*(?P<c>\d+(?:\.\d+)?)\s*%")
 # nicknames: ds v3, ds-r1 (DeepSeek); a repo's suffixes: -instruct, -chat, -it say the tuned
 # release of the same shapes, -awq, -gptq, -fp8, -int4 its weight format
-_NICKNAME = _Lazy(r"(?<![a-z0-9])ds(?=\s*-?\s*[vr]\d)")
+_NICKNAME = _Lazy(r"(?<![a-z0-9])(?:ds|dpsk|deepsk)(?=\s*-?\s*[vr]\d)")
+# a release date after a name (deepseek-v3-0324, deepseek-r1-0528): the same shapes, when the
+# catalog knows the name without it and not with it
+_DATED = _Lazy(r"(?<![\w.\-])(?P<name>[a-z][\w.\-]{1,60}?)-(?P<date>\d{4})(?![\w.\-])")
 _TUNED_SUFFIX = _Lazy(r"(?<=[a-z0-9])-(?:instruct|chat|it|base|hf)(?![\w.\-])")
 _FORMAT_SUFFIX = _Lazy(r"(?<=[a-z0-9])-(?:(?P<q>awq|gptq|fp8|int4|int8)|gguf)(?![\w.\-])")
 # a family and a size the catalog has once (Yi 34B, qwen-72b): that model
@@ -342,6 +345,8 @@ def read(text: str, *, reply: bool = False) -> Reading:
         rw.text = rw.text.replace(name, f" {family}")  # 上下文8k千问3: 8k, then qwen3
     rw.text = _NICKNAME.sub("deepseek", rw.text)
     rw.text = _TUNED_SUFFIX.sub("", rw.text)
+    rw.text = _DATED.sub(lambda m: m.group("name") if catalog.find_model(m.group(0)) is None
+                         and catalog.find_model(m.group("name")) is not None else m.group(0), rw.text)
     rw.text = _FORMAT_SUFFIX.sub(lambda m: f" {m.group('q') or ''} ", rw.text)
     rw.run(zh_input.ZH_MODEL_ROWS + en_input.EN_MODEL_ROWS)
     for start, end, model in reversed(find_models(rw.text)):

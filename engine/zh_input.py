@@ -275,6 +275,11 @@ ZH_PHRASES: tuple[Phrase, ...] = (
             r"(?:的)?\s*每台\s*(?:有|配|装|插)?\s*" + COUNT + r"\s*(?:张|块|卡|张卡)\s*(?:" + CARD + r")?"),
            lambda m, _k: cards(_count(m) * _count(m, "s"), m) if _count(m) and _count(m, "s") else None,
            "4台服务器，每台8张H20"),
+    # 两台 8×H200: servers of a count of cards written with a times sign
+    Phrase((r"(?P<s>(?<![a-z0-9.])\d{1,3}|[一二两三四五六七八九十]{1,3})\s*台\s*(?:服务器|机器|主机|整机)?\s*(?:的)?\s*"
+            + COUNT + r"\s*[×x*]\s*" + CARD),
+           lambda m, _k: cards(_count(m) * _count(m, "s"), m, known=True)
+           if _count(m) and _count(m, "s") else None, "两台 8×H200"),
     # 8卡H200两台: the card count per server first, then the servers
     Phrase((COUNT + r"\s*(?:卡|张卡)\s*" + CARD + r"\s*(?:的)?\s*(?:服务器|机器|整机)?\s*(?:共|一共)?\s*"
             r"(?P<s>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|个节点|节点)"),

@@ -525,6 +525,41 @@ SWEEP_4: list[tuple[str, dict[str, Any], str | None]] = [
      {"users": 100, "model": "llama-3.3-70b", "method": "inference"}, None),
 ]
 
+# a fifth round: full-width, typos, Ollama tags, release dates, nicknames
+SWEEP_5: list[tuple[str, dict[str, Any], str | None]] = [
+    ("ｑｗｅｎ３－３２ｂ　推理　８张４０９０　并发５０",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "rtx-4090", "users": 50, "method": "inference"}, None),
+    ("qwen3-32b 推里 8张4090 并发50",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "rtx-4090", "users": 50, "method": "inference"}, None),
+    ("dpsk r1 部署 16张h20",
+     {"model": "deepseek-r1", "gpus": 16, "gpu": "h20", "method": "inference"}, None),
+    ("deepseek-r1:671b 部署需要几张 H20 (96G)",
+     {"model": "deepseek-r1", "gpu": "h20", "method": "inference"}, "fewest"),
+    ("llama3.1:70b on two 48GB cards?",
+     {"model": "llama-3.1-70b"}, None),
+    ("我想跑个 72b 的，4 卡 L20 行吗",
+     {"model": "72B", "gpus": 4, "gpu": "l20", "method": "inference"}, "fits"),
+    ("qwen3_32b serve, 8×RTX4090, ctx 32k",
+     {"model": "qwen3-32b", "gpus": 8, "gpu": "rtx-4090", "context": 32768,
+      "method": "inference"}, None),
+    ("帮我评估下 glm4.5 air 部署 2张H20",
+     {"model": "glm-4.5-air", "gpus": 2, "gpu": "h20", "method": "inference"}, None),
+    ("Qwen3-Next 80B 推理 4卡H100",
+     {"model": "80B", "gpus": 4, "gpu": "h100-sxm", "method": "inference"}, None),
+    ("DeepSeek-V3-0324 部署 8卡H200",
+     {"model": "deepseek-v3", "gpus": 8, "gpu": "h200", "method": "inference"}, None),
+    ("kimi-k2-instruct 部署 两台 8×H200",
+     {"model": "kimi-k2", "gpus": 16, "gpu": "h200", "method": "inference"}, None),
+    ("Qwen3-32B-AWQ on a single 4090 with 16k context, 10 users?",
+     {"model": "qwen3-32b", "quant": "awq", "gpus": 1, "gpu": "rtx-4090", "context": 16384,
+      "users": 10, "method": "inference"}, None),
+    ("llama-3.1-8b-instruct q4_k_m on a 3060 12GB",
+     {"model": "llama-3.1-8b", "quant": "q4_k_m"}, None),
+    ("Llama-3.3-70B-Instruct FP8 2xH100 serving 32 concurrent at 8k",
+     {"model": "llama-3.3-70b", "quant": "fp8", "gpus": 2, "gpu": "h100-sxm", "users": 32,
+      "context": 8192, "method": "inference"}, None),
+]
+
 KNOWN_GAPS = {
     "想租卡做qwen2.5-7b的lora微调，数据5万条，一周内完成，预算1w": {"数据", "万条"},  # samples, not tokens
     "qwen3 8b qlora 单张4060ti 16g 行不行": {"单张", "4060ti", "16g"},  # no 4060 Ti in the catalog
@@ -545,6 +580,11 @@ KNOWN_GAPS = {
     "llama 3.2 3b on an RTX 4060?": {"RTX"},  # no RTX 4060 in the catalog
     "ollama跑qwen3:8b，笔记本4060 8G够吗": {"笔记本", "8G"},  # a laptop 4060: not in the catalog
     "同时在线500人，每人每天问20个问题，qwen3-32b": {"每人", "问", "问题"},  # users given; a rate apart
+    "qwen3-32b 推里 8张4090 并发50": {"推里"},  # a typo: noted with the keyword it resembles
+    "deepseek-r1:671b 部署需要几张 H20 (96G)": {"96G"},  # the H20's own memory, said again
+    "llama3.1:70b on two 48GB cards?": {"two", "48GB"},  # a memory class, no card named
+    "Qwen3-Next 80B 推理 4卡H100": {"Qwen3-Next"},  # not in the catalog: its size is read
+    "llama-3.1-8b-instruct q4_k_m on a 3060 12GB": {"12GB"},  # no RTX 3060 in the catalog
 }
 
 
@@ -555,7 +595,7 @@ def test_the_sweep_is_big_and_mixed() -> None:
     assert sum(t.isascii() for t in texts) >= 20
 
 
-ALL_ROUNDS = SWEEP + SWEEP_2 + SWEEP_3 + SWEEP_4
+ALL_ROUNDS = SWEEP + SWEEP_2 + SWEEP_3 + SWEEP_4 + SWEEP_5
 
 
 @pytest.mark.parametrize(("text", "want", "question"), ALL_ROUNDS, ids=[row[0][:40] for row in ALL_ROUNDS])
