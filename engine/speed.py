@@ -341,9 +341,11 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
                   kv_bytes: int, tp: int, engine: str, ep: int = 1,
                   dp_attn: int = 1, prefill_tokens: float = 0.0,
                   prefill_rate: float | None = None) -> tuple[float, dict[str, float]]:
-    """Seconds per decode step and its parts: streaming weights and KV, fixed per-layer GPU
-    time, MoE routing, MLA kernels, tensor-parallel all-reduces and expert-parallel
-    all-to-alls; eager engines wait on the host when it launches slower than the GPU runs.
+    """Seconds per decode step and its parts, kernels that run one after another: the GEMMs
+    (weight reads or their compute, with the prompt chunks beside the decodes), attention (KV
+    reads or its compute), MoE token permutes, fixed per-layer GPU time, MoE and MLA kernels,
+    tensor-parallel all-reduces and expert-parallel all-to-alls (latency plus the rows' bytes);
+    eager engines wait on the host when it launches slower than the GPU runs.
     `users` are one replica's; with attention data parallel (dp_attn groups of tp GPUs) each
     group reads its own copy of the dense weights and its own users' KV cache, and every GPU
     of the replica its share of the experts the whole batch touches."""
