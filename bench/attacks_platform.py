@@ -202,9 +202,10 @@ def thread_flood(bot: Bot, slack: SlackStub, redis_url: str) -> None:
         acks.append(bot.command(f"{7 + n % 60}B lora", user="U0SCRIPT", channel=f"C{n:04d}")[1])
 
     def other_member() -> None:
-        while not done.is_set():
+        while not done.is_set():  # a new member each time: none of them near their limit
             t0 = time.monotonic()
-            status, body = bot.command("13B lora", user="U0OTHER", channel="C0OTHERS")
+            status, body = bot.command("13B lora", user=f"U0OTHER{len(others)}",
+                                       channel="C0OTHERS")
             others.append((time.monotonic() - t0, status, body))
             time.sleep(0.1)
 
