@@ -131,6 +131,8 @@ _FEWEST = _Lazy(r"最少|至少|几张|多少张|几块|多少块|几台|多少�
 _CAPACITY = _Lazy(r"多少人|多少用户|多少并发|多少个用户|几个并发|几个人|几个用户|几路并发|最大并发|"
                        r"\bhow many (?:users|people|concurrent)\b|\bhow much traffic\b|"
                        r"\bmax(?:imum)? (?:concurrency|concurrent users|users)\b")
+# weight formats only a serving engine loads (GGUF's k-quants, AWQ, GPTQ): no method said is serving
+_SERVING_FORMAT = _Lazy(r"q\d(?:_k)?(?:_[msl0-9])?|q8_0|q4_0|awq|gptq")
 # words for fine-tuning that name no method: full fine-tuning unless LoRA or QLoRA is said
 GENERIC_FINE_TUNE = frozenset(("fine-tune", "finetune", "fine-tuning", "finetuning", "fine-tuned"))
 _TRAIN_WORDS = _Lazy(r"训练|\btrain(?:ing)?\b|\bfine[- ]?tun")
@@ -731,7 +733,8 @@ def _assume(values: dict[str, Any], question: str | None, notes: list[str], *,
         notes.append(_("“fine-tune” alone reads as full fine-tuning (the default); say LoRA or "
                        "QLoRA for adapters."))
     if "method" not in values and (
-            {"gpu", "gpus", "users", "requests", "ttft", "context"} & values.keys() or question):
+            {"gpu", "gpus", "users", "requests", "ttft", "context", "engine"} & values.keys() or question
+            or _SERVING_FORMAT.fullmatch(str(values.get("quant", "")))):
         values["method"] = "inference"
         notes.append(_("No method named: read as inference (serving)."))
     if question == "fewest" and values.get("gpu") and "gpus" in values and "gpus" not in exact:

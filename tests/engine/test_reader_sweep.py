@@ -554,7 +554,7 @@ SWEEP_5: list[tuple[str, dict[str, Any], str | None]] = [
      {"model": "qwen3-32b", "quant": "awq", "gpus": 1, "gpu": "rtx-4090", "context": 16384,
       "users": 10, "method": "inference"}, None),
     ("llama-3.1-8b-instruct q4_k_m on a 3060 12GB",
-     {"model": "llama-3.1-8b", "quant": "q4_k_m"}, None),
+     {"model": "llama-3.1-8b", "quant": "q4_k_m", "method": "inference"}, None),
     ("Llama-3.3-70B-Instruct FP8 2xH100 serving 32 concurrent at 8k",
      {"model": "llama-3.3-70b", "quant": "fp8", "gpus": 2, "gpu": "h100-sxm", "users": 32,
       "context": 8192, "method": "inference"}, None),
@@ -718,3 +718,13 @@ def test_a_peak_rate_with_a_peak_factor_given_holds_the_rate_said() -> None:
     req = Request(model="qwen3-32b", method="inference", requests=values["requests"], peak=values["peak"])
     load = traffic.load_of(req)
     assert load is not None and load.peak_rate == pytest.approx(20, rel=1e-4)
+
+
+@pytest.mark.parametrize(("text", "method"), [
+    ("llama-3.1-8b q4_k_m on a laptop", "inference"),  # a GGUF k-quant: only a serving engine loads it
+    ("qwen2.5-7b awq", "inference"),
+    ("qwen3-8b vllm", "inference"),
+    ("13B nf4", None),  # NF4 is QLoRA's as much as serving's: no method assumed
+])
+def test_a_serving_only_format_or_engine_says_serving(text: str, method: str | None) -> None:
+    assert read(text).values.get("method") == method
