@@ -322,6 +322,9 @@ def quote_and_payloads(bot: Bot, slack: SlackStub) -> None:
 
 
 def main() -> int:
+    if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the help; nothing runs
+        print(__doc__)
+        return 0
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         redis = RedisServer(port=free_port(), directory=tmp)

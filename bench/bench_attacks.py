@@ -1,8 +1,8 @@
-"""Issues 16 and 26's red-team attacks, one command: runs the four attack benches in turn
+"""Issues 16 and 26's red-team attacks, one command: runs the five attack benches in turn
 (each starts its own redis-server, Slack stand-in and bot processes on loopback) and prints their
 figures, then one line per bench with its outcome.
 
-    .venv/bin/python bench/bench_attacks.py            # about 8 minutes on a 2-core machine
+    .venv/bin/python bench/bench_attacks.py            # about 18 minutes on a 2-core machine
 
 bench/attacks_jobs.py    acknowledged work: SIGTERM / kill -9 with answers in flight, Slack
                          retries after a crash, killed workers, orphans, a chart flood
@@ -13,6 +13,9 @@ bench/attacks_prices.py  prices, digests, authorization: a removed digest channe
 bench/attacks_platform.py  issue 26's security and limits: Slack Connect admins, feed URL
                          secrets, HF_TOKEN redirects, a trickling Hub, thread floods, import
                          caps, history retention, a 100 MB import, /metrics floods
+bench/attacks_next.py    what the red team would try next: a 4,000-char mixed-script message on
+                         four doors, 50 follow-ups in 2 s, forged presses, a Slack Connect
+                         /gpusize, Redis restarted mid-answer
 
 docs/RELIABILITY.md quotes their figures.
 """
@@ -24,10 +27,14 @@ import sys
 import time
 from pathlib import Path
 
-BENCHES = ("attacks_jobs.py", "attacks_edge.py", "attacks_prices.py", "attacks_platform.py")
+BENCHES = ("attacks_jobs.py", "attacks_edge.py", "attacks_prices.py", "attacks_platform.py",
+           "attacks_next.py")
 
 
 def main() -> int:
+    if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the help; nothing runs
+        print(__doc__)
+        return 0
     here = Path(__file__).resolve().parent
     outcomes = []
     for name in BENCHES:
