@@ -182,3 +182,18 @@ def test_forged_button_values_and_ids_are_answered_and_change_nothing(
     home_press(bot, "rm -rf /", action_id="home_run")
     said(slack, "views.publish", UNKNOWN_BUTTON.split(",")[0])
     assert NO_THREAD not in json.dumps([c.body for c in slack.of("chat.postEphemeral")])
+
+
+def test_a_mention_in_someone_elses_thread_is_answered_whichever_twin_comes_first(
+        bot: Bot, slack: SlackStub) -> None:
+    """Slack sends a thread reply that names the bot twice, as `message` and `app_mention`, with
+    one ts: the second is dropped as a duplicate. When the `message` came first it was taken for
+    a reply to a thread the bot does not have, and nothing was said."""
+    event = {"channel": "C0CHAN", "user": USER, "text": "<@UBOT0001> llama-3.1-8b qlora",
+             "ts": "1700000500.000400", "thread_ts": "1700000400.000200"}
+    assert bot.event({"type": "message", **event}, event_id="EvTwin1")[0] == 200
+    assert bot.event({"type": "app_mention", **event}, event_id="EvTwin2")[0] == 200
+    card = slack.wait_for("chat.postMessage")[0].body
+    assert card["thread_ts"] == "1700000400.000200"
+    time.sleep(0.5)
+    assert len(slack.of("chat.postMessage")) == 1

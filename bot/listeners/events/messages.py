@@ -59,6 +59,11 @@ def job_of(body: dict[str, Any]) -> Job | None:
     if kind == "message":
         if event.get("subtype") in IGNORED_SUBTYPES or event.get("bot_id"):
             return None
+        if names_the_bot(body, payload["text"]):
+            # its app_mention twin carries the same ts and is dropped as a duplicate when this
+            # one comes first: the job must be the mention's either way (a mention in a thread
+            # that is not the bot's opens one; a reply would be ignored there)
+            kind = "app_mention"
         if not payload["thread_ts"] or payload["thread_ts"] == payload["ts"]:
             # a DM: channel_type "im" (a D... channel when a payload leaves the type out)
             if event.get("channel_type") != "im" and not (
@@ -71,6 +76,13 @@ def job_of(body: dict[str, Any]) -> Job | None:
     if not payload["channel"] or not payload["ts"]:
         return None
     return Job(kind=kind, payload=payload, owner=f"{team}:{payload['user']}")
+
+
+def names_the_bot(body: dict[str, Any], text: str) -> bool:
+    """Does `text` mention the bot? (Its user id is in the event's authorizations.)"""
+    authorizations = body.get("authorizations") or []
+    bots = {a.get("user_id") for a in authorizations if isinstance(a, dict) and a.get("is_bot")}
+    return any(f"<@{bot}>" in text for bot in bots if isinstance(bot, str) and bot)
 
 
 def record(parts: Parts) -> Callable[..., Awaitable[BoltResponse | None]]:
