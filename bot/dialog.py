@@ -296,11 +296,7 @@ class Dialog:
         merged = conv.inputs.merged(change)
         if merged.values == conv.inputs.values:
             if not pressed:  # a press that changes nothing posts nothing
-                # said to the replier alone: the thread keeps the decision and its changes
-                await self.replies.private(channel, user, _(
-                    "Nothing to change: {what} already.").format(
-                    what=slack.changes_text([(k, None, v) for k, v in change.values.items()],
-                                            self._currency(merged) or "CNY")), thread_ts)
+                await self._nothing_to_change(channel, user, thread_ts, change, merged)
             return True
         before, after = self._currency(conv.inputs), self._currency(merged)
         if before and after and before != after:
@@ -313,6 +309,8 @@ class Dialog:
                                          stage=stage, note="follow-up")
         changes = update.changes(change)
         if not changes:  # the same change arrived twice at once: the first one answers
+            if not pressed:  # and the second replier hears it, as if they had come later
+                await self._nothing_to_change(channel, user, thread_ts, change, merged)
             return True
         if stage is Stage.METHOD:
             await self.replies.say(channel, thread_ts, _(
@@ -329,6 +327,13 @@ class Dialog:
                                      changes, asked=text or pressed_label,
                                      how="reply" if text else "press", notes=notes)
         return True
+
+    async def _nothing_to_change(self, channel: str, user: str, thread_ts: str, change: Draft,
+                                 merged: Draft) -> None:
+        """Said to the replier alone: the thread keeps the decision and its changes."""
+        await self.replies.private(channel, user, _("Nothing to change: {what} already.").format(
+            what=slack.changes_text([(k, None, v) for k, v in change.values.items()],
+                                    self._currency(merged) or "CNY")), thread_ts)
 
     async def _no_budget(self, conv: Conversation, channel: str, user: str, text: str) -> None:
         """"no budget" typed in answer to the budget question: as the button says it."""

@@ -326,3 +326,25 @@ def test_a_mention_answers_in_its_own_thread(redis_url: str, slack: SlackStub) -
             assert card.body["thread_ts"] == mention and "llama" in text_of(card).lower()
 
     run(go)
+
+
+def test_the_same_change_from_two_people_at_once_answers_one_and_tells_the_other(
+        redis_url: str, slack: SlackStub) -> None:
+    """Two members reply "qlora" at the same moment: the first answers in the thread; the
+    second used to hear nothing (its change was already in), now it is told so privately, as
+    one who came a moment later is."""
+    async def go() -> None:
+        async with parts(redis_url, slack) as (dialog, _store, _intake):
+            await dialog.command(team=TEAM, channel=CHANNEL, user="U0ALICE", respond=nobody,
+                                 draft=Draft({"model": "llama-3.1-8b", "method": "lora"}))
+            thread = "1700000000.000001"
+            cards = len(slack.of("chat.postMessage"))
+            answered = await asyncio.gather(*(
+                dialog.follow_up(team=TEAM, channel=CHANNEL, thread_ts=thread, user=user,
+                                 text="what about qlora?") for user in ("U0BOB", "U0CAROL")))
+            assert answered == [True, True]
+            assert len(slack.of("chat.postMessage")) == cards + 1  # one new answer
+            told = [c.body for c in slack.of("chat.postEphemeral")]
+            assert len(told) == 1 and "Nothing to change" in told[0]["text"]
+
+    run(go)
