@@ -163,7 +163,7 @@ class LayerActivations(NamedTuple):
 
 @cache
 def layer_activation_bytes(spec: ModelSpec, checkpointing: str, adapters: bool,
-                           targets: str, rank: int, eager_norms: bool = False) -> LayerActivations:
+                           targets: str, rank: int) -> LayerActivations:
     """Saved tensors of one transformer block per token, 16-bit, flash attention.
 
     Korthikanti et al. 2022 (Reducing Activation Recomputation, sec. 4.1) count the tensors
@@ -174,10 +174,7 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, adapters: bool,
       MLP: norm input h, norm output h, gate and up outputs, act(gate), act*up (down input)
     selective: recompute norms and elementwise ops, keep matmul outputs (PyTorch selective AC).
     LoRA freezes the base (adapters=True): a frozen linear's input is saved only if an adapter
-    sits on it.
-    eager_norms: without torch.compile or a fused kernel, RMSNorm runs in fp32 op by op and
-    autograd keeps its fp32 input and fp32 normalized copy (4h + 4h) beside the bf16 output,
-    6h bytes per norm more than a fused norm (torchtune's table: compile alone -15% peak).
+    sits on it. Eager mode's unfused norms add eager_norm_copies() on top.
     """
     b = 2  # bf16 activations
     h = spec.hidden
@@ -203,12 +200,41 @@ def layer_activation_bytes(spec: ModelSpec, checkpointing: str, adapters: bool,
             replicated -= b * h  # MLP norm output feeds only frozen matrices
         mlp = (4 if gated else 2) * width - (width if frozen_mlp else 0)
         sharded = b * (qkv + attn_out + mlp)
-        if eager_norms:
-            replicated += 6 * h * spec.norms_per_layer
     if adapters:
         # each adapter keeps its r-wide intermediate (A x) for B's gradient
         sharded += b * rank * (4 + (3 if targets == "all" else 0))
     return LayerActivations(replicated=replicated, tp_sharded=sharded)
+
+
+def _per_token(per: LayerActivations, tp: int) -> float:
+    # With tensor parallelism, training also splits the sequence for the norms and dropout
+    # regions (Megatron-LM's sequence parallelism, Korthikanti et al. 2022 sec. 4.2.2: 34sbh/t),
+    # so nothing per token stays replicated across the TP group.
+    return (per.replicated + per.tp_sharded) / tp
+
+
+# Bytes per token and norm that eager mode keeps beyond a fused norm: RMSNorm run op by op in
+# fp32 leaves autograd its fp32 input and fp32 normalized copy (4h + 4h) beside the bf16 output
+# (2h) a fused kernel keeps alone (torchtune's table: compile alone -15% peak, no checkpointing).
+EAGER_NORM_BYTES_PER_HIDDEN = 6
+
+
+def layers_holding_norm_copies(spec: ModelSpec, checkpointing: str, offloaded: bool) -> int:
+    """Blocks whose norm intermediates are alive at the peak: every kept block without
+    checkpointing; with selective or full checkpointing the norms are recomputed in backward,
+    one block at a time, so only the block being recomputed holds them."""
+    if checkpointing != "none":
+        return 1
+    return min(2, spec.layers) if offloaded else spec.layers
+
+
+def eager_norm_copies(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing: str,
+                      offloaded: bool = False) -> float:
+    # What torch.compile saves: it fuses each norm into one kernel, so autograd keeps the bf16
+    # output and no fp32 copies; eager mode (compile=false) keeps 6h bytes more per norm and
+    # token in every block that holds its norm intermediates.
+    per_token = EAGER_NORM_BYTES_PER_HIDDEN * spec.hidden * spec.norms_per_layer / tp
+    return seq * batch * per_token * layers_holding_norm_copies(spec, checkpointing, offloaded)
 
 
 def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing: str,
@@ -216,34 +242,39 @@ def activations(spec: ModelSpec, *, seq: int, batch: int, tp: int, checkpointing
                 offloaded: bool = False) -> float:
     # Per GPU: tokens x per-layer bytes x layers (none/selective), or layer inputs only plus one
     # block being recomputed at a time (full), Korthikanti et al. 2022 eq. 2 and sec. 5.
-    # Eager mode (compiled=False) adds the fp32 copies of unfused norms. Activation offloading
-    # (torchtune) keeps two layers' worth on the GPU (the one computing and the one in
-    # transfer); the rest waits in host memory.
+    # Selective likewise recomputes in backward what it dropped (norm and activation-function
+    # outputs), one block at a time. Eager mode (compiled=False) adds the fp32 copies of unfused
+    # norms (eager_norm_copies). Activation offloading (torchtune) keeps two layers' worth on the
+    # GPU (the one computing and the one in transfer); the rest waits in host memory.
     tokens = seq * batch
-    per = layer_activation_bytes(spec, "none" if checkpointing == "full" else checkpointing,
-                                 adapters, targets, rank, eager_norms=not compiled)
-    # With tensor parallelism, training also splits the sequence for the norms and dropout
-    # regions (Megatron-LM's sequence parallelism, Korthikanti et al. 2022 sec. 4.2.2: 34sbh/t),
-    # so nothing per token stays replicated across the TP group.
-    replicated = per.replicated / tp if tp > 1 else per.replicated
-    one_layer = tokens * (replicated + per.tp_sharded / tp)
+    every = _per_token(layer_activation_bytes(spec, "none", adapters, targets, rank), tp)
     kept_layers = min(2, spec.layers) if offloaded else spec.layers
+    eager = 0.0 if compiled else eager_norm_copies(
+        spec, seq=seq, batch=batch, tp=tp, checkpointing=checkpointing, offloaded=offloaded)
     if checkpointing == "full":
         # each block's input, also split over the sequence under TP
-        return tokens * 2 * spec.hidden * kept_layers / tp + one_layer
-    return one_layer * kept_layers
+        return tokens * (2 * spec.hidden * kept_layers / tp + every) + eager
+    if checkpointing == "selective":
+        kept = _per_token(layer_activation_bytes(spec, "selective", adapters, targets, rank), tp)
+        return tokens * (kept * kept_layers + (every - kept)) + eager
+    return tokens * every * kept_layers + eager
 
 
 LOSS_CHUNKS = 8  # torchtune's CEWithChunkedOutputLoss default num_output_chunks
+FULL_LOSS_BYTES_PER_LOGIT = 4 + 4 + 4  # see logits(): three fp32 s x b x V tensors at the peak
 
 
 def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full") -> float:
-    # Output logits s*b*V: bf16 logits (2 bytes), the fp32 copy the loss upcasts to (4) and
-    # the fp32 log-softmax cross-entropy keeps for backward (4) = 10 bytes per logit (HF
-    # Transformers' loss on logits.float()). Chunked cross-entropy upcasts one of 8 chunks at a
-    # time: 2 + 8/8 = 3 bytes. Split across TP ranks (vocab-parallel). Dominant for 128k-256k
-    # vocabularies at long sequence; torchtune measured -15.8% peak from chunking alone.
-    per_logit = 2 + 8 / LOSS_CHUNKS if loss == "chunked" else 2 + 4 + 4
+    # Output logits s*b*V at the loss's peak. An unfused fp32 cross-entropy (HF Transformers'
+    # loss on logits.float(), torchtune's without chunks) peaks at 12 bytes per logit when
+    # backward starts, with every block's activations still saved: the log-softmax kept from
+    # forward (4), nll_loss's dense gradient into it (4) and log_softmax's gradient out (4).
+    # HF's forward reaches the same 12: fp32 logits (4; the bf16 ones are freed once upcast),
+    # the shifted contiguous copy (4) and the log-softmax (4). Chunked cross-entropy upcasts one
+    # of 8 chunks at a time: 2 + 8/8 = 3 bytes. Split across TP ranks (vocab-parallel).
+    # Dominant for 128k-256k vocabularies at long sequence; torchtune measured -15.8% peak from
+    # chunking alone.
+    per_logit = 2 + 8 / LOSS_CHUNKS if loss == "chunked" else FULL_LOSS_BYTES_PER_LOGIT
     return seq * batch * spec.vocab * per_logit / tp
 
 

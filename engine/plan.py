@@ -231,8 +231,10 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
         ("activations", _("{size} saved by the blocks (seq {seq} x batch {batch}, "
                           "checkpointing={mode}{compiled}{offloaded})").format(
             size=_gib(acts), seq=req.seq_len, batch=req.batch, mode=req.checkpointing_mode,
-            compiled=_(", compiled") if req.compile else "",
+            compiled=_compile_text(spec, req, s),
             offloaded=_(", offloaded to host") if s.offload == "activations" else "")
+         + _(" (flash attention: no s x s scores; eager or ALiBi-biased attention adds "
+             "heads x s x s per block)")
          + _(" + {size} logits (s x b x vocab {vocab} x {bytes:g} B, {loss})").format(
             size=_gib(logit), vocab=spec.vocab, bytes=per_logit, loss=_(LOSS_TEXT[req.loss]))
          + (_(" + {size} NF4 dequantization buffer").format(size=_gib(dequant))
@@ -247,6 +249,21 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
 
 
 LOSS_TEXT = {"full": N_("full cross-entropy"), "chunked": N_("chunked cross-entropy")}
+
+
+def _compile_text(spec: ModelSpec, req: Request, s: Strategy) -> str:
+    """The kernel assumption behind the norms' share of the activations, named with its size."""
+    if req.compile:
+        return _(", torch.compile: fused norms, no fp32 copies")
+    eager = memory.eager_norm_copies(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
+                                     checkpointing=req.checkpointing_mode,
+                                     offloaded=s.offload == "activations")
+    if req.checkpointing_mode != "none":
+        return _(", eager (no torch.compile): unfused norms keep fp32 copies, {size} in the "
+                 "block being recomputed").format(size=_gib(eager))
+    return _(", eager (no torch.compile): unfused norms keep fp32 copies, {size} over {blocks} "
+             "blocks").format(size=_gib(eager), blocks=memory.layers_holding_norm_copies(
+                 spec, "none", s.offload == "activations"))
 
 
 def _trainable_text(trainable: int, per_param: float) -> str:

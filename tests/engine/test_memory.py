@@ -161,6 +161,27 @@ def test_eager_norms_keep_fp32_copies() -> None:
     assert eager - memory.activations(LLAMA8B, compiled=True, **kw) == 49_152 * 2048 * 32
 
 
+def test_selective_keeps_matmul_outputs_and_recomputes_one_block() -> None:
+    # kept per token per block: 2 x (3 x 4096 + q,k,v 6144 + attention out 4096 + gate, up
+    # 2 x 14336) = 102,400; backward recomputes one block's dropped rest (167,936 - 102,400)
+    got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="selective",
+                             adapters=False, targets="all", rank=16, compiled=True)
+    assert got == 2048 * (102_400 * 32 + 167_936 - 102_400)
+
+
+def test_checkpointing_leaves_eager_norm_copies_to_the_block_being_recomputed() -> None:
+    # selective and full recompute the norms in backward: the fp32 copies of one block
+    # (49,152 bytes per token) are alive, where no checkpointing keeps all 32 blocks' worth
+    kw = {"seq": 8192, "batch": 2, "tp": 1, "adapters": False, "targets": "all", "rank": 8}
+    for mode in ("selective", "full"):
+        eager = memory.activations(LLAMA8B, checkpointing=mode, compiled=False, **kw)
+        fused = memory.activations(LLAMA8B, checkpointing=mode, compiled=True, **kw)
+        assert eager - fused == 49_152 * 8192 * 2 == memory.eager_norm_copies(
+            LLAMA8B, seq=8192, batch=2, tp=1, checkpointing=mode)
+    assert memory.eager_norm_copies(LLAMA8B, seq=8192, batch=2, tp=1, checkpointing="none") == (
+        49_152 * 8192 * 2 * 32)
+
+
 def test_activations_full_checkpointing_keeps_block_inputs_plus_one_block() -> None:
     # 2048 x 2 x 4096 x 32 block inputs + one block recomputed (167,936 x 2048)
     got = memory.activations(LLAMA8B, seq=2048, batch=1, tp=1, checkpointing="full",
@@ -176,8 +197,9 @@ def test_selective_sits_between_none_and_full() -> None:
 
 
 def test_logits_term() -> None:
-    # 2048 x 128,256 x (2 bf16 + 4 fp32 copy + 4 fp32 log-softmax)
-    assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1) == 2048 * 128_256 * 10
+    # 2048 x 128,256 x 3 fp32 tensors at the loss's peak (forward: upcast logits, shifted copy,
+    # log-softmax; backward: log-softmax, its gradient in and out)
+    assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1) == 2048 * 128_256 * 12
     # chunked: bf16 logits + one of 8 chunks in fp32 at a time: 2 + 8/8
     assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1, loss="chunked") == 2048 * 128_256 * 3
 
