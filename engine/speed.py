@@ -166,14 +166,18 @@ INTER_NODE_PCIE_SERVER_GBPS = 11.0
 # MoE token routing in training (Megatron's alltoall dispatcher): each routed copy of a token's
 # hidden state is written and read again around the grouped GEMMs (permute, un-permute and the
 # weighted sum: ~4 passes over k x hidden x 2 bytes), at a memory-bound kernel's share of HBM
-# bandwidth; the dispatch and combine all-to-alls reach ALLTOALL_EFFICIENCY of the link. Read
-# from Megatron-Bridge's DGX-H100 MoE rows at EP 8 (gpt-oss-120b BF16, Qwen3-30B-A3B FP8: the
-# time beyond their FLOPs is 38-45 GB/s a GPU of dispatched copies, 0.12 of NVLink's 315 GB/s;
-# validation/speed_references.toml, set "fit"). DeepEP's kernels reach 153-158 GB/s over an
-# H800's NVLink; Megatron's NCCL all-to-all with its host sync for the split sizes far less.
+# bandwidth. The dispatch and combine then pass every copy through the dispatcher's own
+# processing (its permutation buffers and the host sync for the split sizes, bound by HBM) and,
+# in series, through the link: 1 / (1 / (MEGATRON_DISPATCH_HBM_SHARE x HBM) + 1 / link). Read
+# from Megatron-Bridge's DGX-H100 MoE rows at EP 8 over NVLink (gpt-oss-120b BF16, Qwen3-30B-A3B
+# FP8: the time beyond their FLOPs is 38-45 GB/s a GPU of dispatched copies; with NVLink's 315
+# GB/s in series the dispatcher alone moves 43 GB/s, 1.28% of the H100's 3,350 GB/s of HBM;
+# validation/speed_references.toml, set "fit"); across servers the NIC adds its own time
+# (ms-swift's Qwen3-30B-A3B on 2 x 8 A800 at TP 2 x EP 8, held out). DeepEP's kernels reach
+# 153-158 GB/s over an H800's NVLink.
 MOE_PERMUTE_BYTES = 4.0
 MOE_PERMUTE_EFFICIENCY = 0.6
-ALLTOALL_EFFICIENCY = 0.12
+MEGATRON_DISPATCH_HBM_SHARE = 0.0128
 # DeepEP's normal (training) kernels reach the link: 153-158 GB/s over an H800's NVLink and
 # 43-58 GB/s of RDMA a GPU across servers (deepseek-ai/DeepEP README), the figures
 # _alltoall_gbps gives. DeepSeek-V3's DualPipe hides them under the other micro-batch's
@@ -603,6 +607,16 @@ class MoeFramework(StrEnum):
     dualpipe = "dualpipe"
 
 
+def dispatch_gbps(gpu: GpuSpec, ranks: int, framework: str) -> float:
+    """Per-GPU rate of routed copies through an all-to-all over `ranks` GPUs: DeepEP at the
+    link's, Megatron's alltoall dispatcher through its HBM-bound processing and the link in
+    series."""
+    link = _alltoall_gbps(gpu, ranks) * DEEPEP_EFFICIENCY
+    if framework != "megatron":
+        return link
+    return 1 / (1 / link + 1 / (MEGATRON_DISPATCH_HBM_SHARE * gpu.bandwidth_gbps))
+
+
 def moe_framework(gpu: GpuSpec, *, tp: int, pp: int, ep: int, fp8: bool = False
                   ) -> MoeFramework:
     """Data-parallel plans launch Hugging Face code (LLaMA-Factory), tensor-, pipeline- or
@@ -650,9 +664,9 @@ def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: in
     HBM around the expert GEMMs (2 x k x hidden x 2 bytes a token a MoE layer, written and read
     again), the GEMMs wait on memory where experts see few rows (expert_gemm_s), Hugging Face's
     per-expert loop pays the host per expert, and with expert parallelism (ep-1)/ep of the
-    copies go out and come back over the EP group's links (Megatron's alltoall dispatcher at
-    ALLTOALL_EFFICIENCY of them, DeepEP at its measured bandwidth). Sequence parallelism splits
-    the tokens over TP."""
+    copies go out and come back over the EP group's links (Megatron's alltoall dispatcher
+    through its HBM-bound processing and the link in series, DeepEP at the link's bandwidth).
+    Sequence parallelism splits the tokens over TP."""
     framework = moe_framework(gpu, tp=tp, pp=pp, ep=ep, fp8=fp8)
     if not spec.is_moe:
         return MoeRouting(0.0, 0.0, framework)
@@ -668,8 +682,7 @@ def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: in
         return MoeRouting(local, 0.0, framework)
     ranks = ep * tp
     sent = copies * 2 * (ranks - 1) / ranks
-    share = ALLTOALL_EFFICIENCY if framework == MoeFramework.megatron else DEEPEP_EFFICIENCY
-    return MoeRouting(local, sent / (_alltoall_gbps(gpu, ranks) * 1e9 * share), framework)
+    return MoeRouting(local, sent / (dispatch_gbps(gpu, ranks, framework) * 1e9), framework)
 
 
 def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec, checkpointing: str,
@@ -787,9 +800,7 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                     " beyond their FLOPs").format(
             framework=_(MOE_FRAMEWORK_NAMES[moe.framework]), s=moe.local_s + moe.alltoall_s,
             how=_("expert parallel EP={ep}, all-to-all at {bw:.0f} GB/s").format(
-                ep=ep, bw=_alltoall_gbps(gpu, ep * tp)
-                * (ALLTOALL_EFFICIENCY if moe.framework == MoeFramework.megatron
-                   else DEEPEP_EFFICIENCY)) if ep > 1
+                ep=ep, bw=dispatch_gbps(gpu, ep * tp, moe.framework)) if ep > 1
             else _("experts split by tensor parallelism") if tp > 1
             else _("every expert on every GPU"))
     if fp8:

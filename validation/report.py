@@ -129,18 +129,13 @@ WHY += [
      "matrices as separate parameters, 18,432 small collectives a pass across two servers, each "
      "with its Python hooks; gpusize counts the volume of ZeRO-3's traffic and the per-expert "
      "loop's host launches, not a latency per gathered tensor (the 91 s a step imply ~1 ms each)"),
-    ("train_tokens_per_s", "ms-swift-a800x16-qwen3-30b-a3b-megatron-*",
-     "gpusize spreads the TP 2 x EP 8 experts whole over all 16 GPUs and sends the all-to-all "
-     "through the NICs at ALLTOALL_EFFICIENCY (0.12, read from Megatron-Bridge's NVLink rows, "
-     "where the dispatcher's host sync rather than the link bounds it); Megatron-Core keeps "
-     "expert tensor parallelism at TP 2 and exchanges over 8 ranks, and an all-to-all over "
-     "InfiniBand is bandwidth-bound at a larger share of the NIC"),
     ("train_tokens_per_s", "megatron-bridge-h100-*-ep8",
      "the published layout (TP 1, PP 4, EP 8 inside one server) does not fit gpusize's memory at "
      "micro-batch 4 (81 GiB before overheads: it counts fp32 logits and every routed copy's expert "
      "activations; Megatron's fused cross-entropy and MoE recomputation keep less), so the plan "
-     "takes TP 4 x EP 8, whose all-to-all leaves the server over one NIC a GPU. At the published "
-     "layout gpusize gives 5,663 tokens/s a GPU (+1%); speed.ALLTOALL_EFFICIENCY was read there."),
+     "takes TP 8 x EP 8, whose all-to-all leaves the server over one NIC a GPU. At the published "
+     "layout gpusize gives 5,659 tokens/s a GPU (+1%); speed.MEGATRON_DISPATCH_HBM_SHARE was read "
+     "there."),
     ("train_tokens_per_s", "megatron-bridge-*",
      "steady-state benchmarks across servers: MULTI_SERVER_EFFICIENCY (0.76, the median of "
      "published runs' GPU-hours, which carry restarts, checkpoints and data stalls) is applied to "
