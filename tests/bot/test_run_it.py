@@ -202,3 +202,30 @@ def test_a_press_without_a_channel_is_answered_where_it_was_pressed(
     assert len(records) == 1 and records[0].exc_info is None
     assert "without a channel" in records[0].getMessage()
     assert records[0].levelno < logging.WARNING
+
+
+def test_an_app_home_control_that_fails_is_said_by_direct_message() -> None:
+    """A control's job whose sub-command or tab fails (Redis gone, Slack refusing the tab) was
+    logged only: the person is told by direct message, in their language."""
+    from redis.exceptions import ConnectionError as RedisDown
+
+    from bot.listeners.views import home
+    from bot.words import STORE_DOWN
+
+    async def of(_team: str, _user: str, _text: str = "") -> str:
+        return "zh"
+
+    async def broken(_team: str, _user: str, _text: str) -> None:
+        raise RedisDown("gone")
+
+    told = Told()
+    parts = SimpleNamespace(languages=SimpleNamespace(of=of), replies=told,
+                            home=SimpleNamespace(run=broken))
+    asyncio.run(home.run_control(parts)(  # type: ignore[arg-type]
+        {"team": "T0TEAM", "user": USER, "text": "digest unsubscribe <#C0X>"}))
+    set_language("zh")
+    try:
+        expected = _(STORE_DOWN)
+    finally:
+        set_language("en")
+    assert told.said == [("direct message", expected)] and expected != STORE_DOWN

@@ -4,14 +4,18 @@ sub-command, recorded as a job before the ack). Its "New sizing" is the form's b
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from bot.job import Handler, Job
 from bot.listeners.actions import start
 from bot.parts import Parts
-from engine.i18n import set_language
+from bot.words import STORE_DOWN, failure_text
+from engine.i18n import _, set_language
 
 log = logging.getLogger(__name__)
 Listener = Callable[..., Awaitable[None]]
@@ -42,8 +46,16 @@ def control(parts: Parts) -> Listener:
 
 
 def run_control(parts: Parts) -> Handler:
+    """A control's job: the sub-command, then the tab again; a failure (Redis, Slack) is said by
+    direct message, since the tab could not be (an error is an answer)."""
     async def run(p: dict[str, Any]) -> None:
         set_language(await parts.languages.of(p["team"], p["user"]))
-        await parts.home.run(p["team"], p["user"], p["text"])
+        try:
+            await parts.home.run(p["team"], p["user"], p["text"])
+        except Exception as err:
+            log.warning("App Home control failed: %s", type(err).__name__)
+            text = _(STORE_DOWN) if isinstance(err, RedisError) else failure_text(err)
+            with contextlib.suppress(Exception):
+                await parts.replies.direct(p["user"], text)
 
     return run
