@@ -197,3 +197,18 @@ def test_a_mention_in_someone_elses_thread_is_answered_whichever_twin_comes_firs
     assert card["thread_ts"] == "1700000400.000200"
     time.sleep(0.5)
     assert len(slack.of("chat.postMessage")) == 1
+
+
+def test_a_listener_that_fails_before_its_ack_is_never_a_500(bot: Bot, slack: SlackStub) -> None:
+    """The form from App Home is answered by DM: when Slack refuses to open the DM before the
+    ack, the listener raised and Bolt answered 500 (Slack shows the person an error). Now 200,
+    and the person hears an apology where they are (pushed on the form)."""
+    home_press(bot, "", action_id="open_form", user=USER)
+    view = slack.wait_for("views.open")[0].body["view"]
+    slack.fail_next.append({"method": "conversations.open",
+                            "body": {"ok": False, "error": "fatal_error"}})
+    status, _body = bot.interaction(submission(view, user=USER, model="llama-3.1-8b",
+                                               method="inference"))
+    assert status == 200
+    said(slack, "views.push", "Sorry, I could not answer that just now")
+    assert not slack.of("chat.postMessage")
