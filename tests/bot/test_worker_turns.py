@@ -8,19 +8,31 @@ import asyncio
 from bot.workers import FairGate
 
 
+async def _settle() -> None:
+    """Let every task that can run reach its next wait (no wall-clock sleeps: a loaded CI
+    machine stretches those past the answers they were meant to overlap)."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
 def test_a_newcomer_gets_the_next_worker_before_a_members_backlog() -> None:
     async def run() -> list[str]:
         gate, order = FairGate(), []
+        running = asyncio.Event()  # a0 holds the only worker until this is set
 
         async def answer(owner: str, name: str) -> None:
             await gate.enter(owner, slots=1)
             order.append(name)
-            await asyncio.sleep(0.01)
+            if name == "a0":
+                await running.wait()
+            await asyncio.sleep(0)
             gate.leave(slots=1)
 
         flood = [asyncio.create_task(answer("A", f"a{n}")) for n in range(5)]
-        await asyncio.sleep(0.005)  # a0 runs, a1..a4 wait
+        await _settle()  # a0 runs, a1..a4 wait
         other = asyncio.create_task(answer("B", "b"))
+        await _settle()
+        running.set()
         await asyncio.gather(*flood, other)
         return order
 
@@ -32,19 +44,23 @@ def test_a_newcomer_gets_the_next_worker_before_a_members_backlog() -> None:
 def test_a_cancelled_waiter_passes_its_turn_on() -> None:
     async def run() -> tuple[list[str], int]:
         gate, order = FairGate(), []
+        running = asyncio.Event()
 
         async def answer(owner: str) -> None:
             await gate.enter(owner, slots=1)
             order.append(owner)
-            await asyncio.sleep(0.01)
+            if owner == "A":
+                await running.wait()
             gate.leave(slots=1)
 
         first = asyncio.create_task(answer("A"))
-        await asyncio.sleep(0.001)
+        await _settle()
         cancelled = asyncio.create_task(answer("B"))
         last = asyncio.create_task(answer("C"))
-        await asyncio.sleep(0.001)
+        await _settle()
         cancelled.cancel()
+        await _settle()
+        running.set()
         await asyncio.gather(first, last, return_exceptions=True)
         return order, gate.busy
 
