@@ -576,7 +576,7 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
     if bits and "quant" not in values:
         values["quant"] = _format_of_width(bits, values.get("method"))
     _size_as_card(seen, values)
-    _conflicts(seen)
+    _conflicts(seen, skipped)
     if len(seen.get("model", [])) == 1:
         values["model"] = seen["model"][0]  # deepseek 671b: the named model, not its size
     if "model" not in values and not reply:
@@ -647,10 +647,14 @@ def _near_keywords(skipped: list[str]) -> list[str]:
     return notes[:2]
 
 
-def _conflicts(seen: dict[str, list[Any]]) -> None:
+def _conflicts(seen: dict[str, list[Any]], skipped: list[str]) -> None:
     models = seen.get("model", [])
     named = [m for m in models if not SIZE_RE.match(str(m).lower())]
-    if named:  # "72B推理 qwen2.5-72b", "deepseek 671b": a size the named model has repeats it
+    # "llama 70b or qwen 72b": a family word of another model (llama, too many to name one) keeps
+    # the size its own model, a second reading, however near the named model's size
+    other = any(len(w) >= 3 and not any(str(n).startswith(w.lower()) for n in named)
+                and any(name.startswith(w.lower()) for name in catalog.models()) for w in skipped)
+    if named and not other:  # "72B推理 qwen2.5-72b", "deepseek 671b": a size the named model has repeats it
         models[:] = [m for m in models if m in named or not any(_same_size(str(m), n) for n in named)]
     for key in ("model", "budget", "gpu", "gpus", "users", "context", "tokens", "days", "requests"):
         got = seen.get(key, [])
