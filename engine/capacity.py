@@ -523,6 +523,10 @@ def capacity(spec: ModelSpec, req: Request, today: date, book: PriceBook,
     model is the largest the box runs (MODEL largest), said first."""
     if not (req.gpu and req.gpus):
         return None
+    if req.is_training and req.method not in LARGEST_METHODS and largest is None:
+        # pre-training sizes a cluster for one model: which other catalog models the cluster
+        # could fine-tune answers nothing asked, and costs a forward answer per model
+        return None
     gpu = catalog.gpus()[req.gpu]
     if req.is_serving:
         cap = serving_capacity(spec, req, gpu, today, book)

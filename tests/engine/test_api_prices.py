@@ -140,7 +140,10 @@ def test_a_box_is_compared_serving_typical_requests_at_its_launched_capacity(tex
         api.requests_per_day * DAYS_PER_MONTH * sum(expected), rel=1e-3)
     launched = plan.launch[0].commands[0]
     seqs = re.search(r"--max-num-seqs (\d+)", launched)
-    assert seqs is not None and api.users == int(seqs.group(1))
+    # vLLM schedules --max-num-seqs per data-parallel rank: the box carries that many per replica
+    ranks = re.search(r"--data-parallel-size (\d+)", launched)
+    assert seqs is not None
+    assert api.users == int(seqs.group(1)) * (int(ranks.group(1)) if ranks else 1)
     row = max((r for r in ans.capacity.rows if r.context <= plan.settings.context and r.users),
               key=lambda r: r.context)
     assert api.users == row.users
