@@ -379,17 +379,3 @@ def test_large_batches_pay_for_moving_their_tokens() -> None:
     copies = 512 / 4 * 8 * spec.moe_layers * spec.hidden * 2
     sent = copies * 2 * 3 / 4 / (gpu.nvlink_gbps / 2 * speed.SERVE_ALLTOALL_NVLINK_SHARE * 1e9)
     assert ep["comm"] == pytest.approx(sent + 2 * spec.moe_layers * speed.ALLTOALL_S["nvlink"])
-
-
-def test_h20_trains_at_no_higher_utilization_than_a800() -> None:
-    """issue 23: the H20's 148 TFLOPS over 4.0 TB/s (37 FLOPs a byte) would extrapolate the FEED
-    rule to 78% of its peak, above any published training run; it is held at the A100/A800's
-    share and says so, while a card inside the calibrated range keeps the rule."""
-    from engine import speed
-    from engine.catalog import gpus
-    cards = gpus()
-    h20, a800, h100 = cards["h20"], cards["a800"], cards["h100-sxm"]
-    assert speed.train_utilization(h20, h20.bf16_tflops) <= \
-        speed.train_utilization(a800, a800.bf16_tflops)
-    assert speed.train_utilization(h100, h100.bf16_tflops) == \
-        speed.utilization(h100, speed.TRAIN_EFFICIENCY)
