@@ -635,7 +635,8 @@ def plan_speed(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strate
         sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=req.context,
                                users=users, kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp,
                                pp=s.pp, engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
-                               prompt=req.prompt_tokens, output=req.answer_tokens)
+                               prompt=req.prompt_tokens, output=req.answer_tokens,
+                               build=req.build)
         return Speed.build(decode_tokens_per_s=round(sp.decode_per_sequence, 1),
                            decode_tokens_per_s_aggregate=round(
                                sp.decode_aggregate * req.users / users, 1),
@@ -781,7 +782,7 @@ def full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strateg
                            users=users_per_replica(loaded, s),
                            kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,
                            engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
-                           prompt=req.prompt_tokens, output=answer)
+                           prompt=req.prompt_tokens, output=answer, build=req.build)
     return FullLoad(users, sp.decode_aggregate * s.replicas)
 
 
@@ -806,7 +807,8 @@ def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
                                users=users_per_replica(req, s),
                                kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,
                                engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
-                               prompt=req.prompt_tokens, output=req.answer_tokens)
+                               prompt=req.prompt_tokens, output=req.answer_tokens,
+                               build=req.build)
         ttft = req.prompt_tokens / sp.prefill if sp.prefill else math.inf
         held = users_held(spec, req, s, n, gpu)
         reach = min(sp.decode_per_sequence / req.decode_floor, req.ttft_ceiling / ttft,

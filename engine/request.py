@@ -142,6 +142,9 @@ class Request(BaseModel):
     fused_step: bool = False
     compile: bool = False
     engine: Engine | None = None
+    # llama.cpp's quantized matmuls: int8 tensor cores (MMQ, builds since June 2024; None) or
+    # dequantized to fp16 for cuBLAS (older builds, GGML_CUDA_FORCE_CUBLAS)
+    build: Literal["mmq", "cublas"] | None = None
     budget: Money | None = None
     currency: Currency | None = None
     region: str | None = None

@@ -104,9 +104,27 @@ SERVE_ALLTOALL_NVLINK_SHARE = 0.78
 # SXM/PCIe, H100 PCIe). vLLM's 2k-token chunks of bf16 GEMMs and FlashAttention are taken at
 # the training efficiency (same kernels; no published vLLM prefill row to check it yet).
 PREFILL_EFFICIENCY = {"llama.cpp": 0.5, "vllm": 0.84, "transformers": 0.65}
-# llama.cpp multiplies quantized weights by dequantizing each matrix to fp16 for the micro-
-# batch: 2 bytes written and read again per weight per 512-token micro-batch.
+# llama.cpp builds before June 2024 (or built with GGML_CUDA_FORCE_CUBLAS: build=cublas)
+# multiply quantized weights by dequantizing each matrix to fp16 for the micro-batch: 2 bytes
+# written and read again per weight per 512-token micro-batch.
 DEQUANT_BYTES = 4.0
+# Builds since June 2024 (ggml-org/llama.cpp#7676 for the legacy quants, #7860 for the
+# K-quants; the default since) multiply quantized weights without dequantizing them: MMQ
+# kernels unpack the blocks into int8 tiles in shared memory, quantize the activations to
+# q8_1 and issue int8 tensor-core MMAs. The unpacking and scale arithmetic around every MMA
+# keep them at a small share of the card's dense int8 peak: 0.22, read from the RTX 4090
+# rows of those two PRs (Llama 3 8B Q4_0 pp512 at micro-batch 512: 10,359 tokens/s; Q4_K_S
+# pp2048: 9,279; validation/speed_references.toml, set "fit"). The llama.cpp CUDA scoreboard
+# (discussions #15013, 2025 builds, Llama 2 7B Q4_0 pp512) has 13 cards from the RTX 3060 to
+# the RTX 5090 at 0.17-0.27 of their int8 peaks (300 W boards lowest): held out, set "check".
+MMQ_INT8_SHARE = 0.22
+# MMQ issues mma.sync, the warp-level MMA of Ampere and the GeForce/RTX Blackwell boards. On
+# Hopper and datacenter Blackwell the dense peak needs the asynchronous warpgroup MMA (wgmma,
+# tcgen05) that cuBLAS and CUTLASS use; the synchronous instruction reaches about half of it
+# (Luo et al., "Dissecting the NVIDIA Hopper Architecture through Microbenchmarking",
+# arXiv 2501.12084). An assumption: no llama.cpp MMQ row on these cards to check it yet.
+SYNC_MMA_SHARE = 0.5
+LLAMACPP_BUILDS = ("mmq", "cublas")  # current builds (the default), builds before June 2024
 PREFILL_UBATCH = {"llama.cpp": 512, "vllm": 2048, "transformers": 4096}
 
 def _stack_names(stack: str) -> str:
@@ -446,14 +464,41 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
     return max(device, host), parts
 
 
+def int8_tensor_tops(gpu: GpuSpec) -> float:
+    """Dense int8 tensor peak: the datasheet's, else the FP8 rate (the same units on Ada,
+    Hopper and Blackwell), else twice the 16-bit rate (every NVIDIA part since Turing)."""
+    return gpu.int8_tops or gpu.fp8_tflops or 2 * gpu.fp16_tflops
+
+
+def warpgroup_mma_peak(gpu: GpuSpec) -> bool:
+    """Cards whose dense tensor peak needs warpgroup MMAs (wgmma, tcgen05): Hopper and the
+    SXM Blackwell parts (B200, B300); the RTX/PRO Blackwell boards run mma.sync at full rate."""
+    return gpu.architecture == "hopper" or (gpu.architecture == "blackwell"
+                                            and gpu.form_factor == "sxm")
+
+
+def mmq_prefill(quant: str, engine: str, build: str | None) -> bool:
+    """Whether llama.cpp multiplies the prompt on int8 tensor cores (MMQ, builds since June
+    2024) rather than dequantizing to fp16 for cuBLAS: quantized GGUF weights, current build."""
+    return (engine == "llama.cpp" and get_quant(quant).family == "gguf"
+            and (build or LLAMACPP_BUILDS[0]) == "mmq")
+
+
 def prefill_tokens_per_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, tp: int,
-                         engine: str) -> tuple[float, float]:
-    """Prompt tokens/s and the utilization of the tensor peak it assumes."""
+                         engine: str, build: str | None = None) -> tuple[float, float]:
+    """Prompt tokens/s and the utilization of the tensor peak it assumes (the dense int8 peak
+    for llama.cpp's MMQ kernels, else the weights' compute format's)."""
+    n = matmul_params(spec) - _head_params(spec)  # logits only for the last prompt token
+    attention = attention_flops_per_token(spec, context // 2) / 2  # causal: half the scores
+    # attention multiplies 16-bit Q, K and V (FlashAttention kernels), whatever the weights
     peak = tensor_tflops(gpu, quant, engine)
     u = utilization(gpu, PREFILL_EFFICIENCY[engine], peak)
-    n = matmul_params(spec) - _head_params(spec)  # logits only for the last prompt token
-    flops = 2 * n + attention_flops_per_token(spec, context // 2) / 2  # causal: half the scores
-    per_token = flops / (peak * 1e12 * u)
+    if mmq_prefill(quant, engine, build):
+        mmq_u = MMQ_INT8_SHARE * (SYNC_MMA_SHARE if warpgroup_mma_peak(gpu) else 1.0)
+        per_token = (2 * n / (int8_tensor_tops(gpu) * 1e12 * mmq_u)
+                     + attention / (peak * 1e12 * u))
+        return tp / per_token, mmq_u
+    per_token = (2 * n + attention) / (peak * 1e12 * u)
     if engine == "llama.cpp" and get_quant(quant).family == "gguf":
         per_token += n * DEQUANT_BYTES / PREFILL_UBATCH[engine] / (gpu.bandwidth_gbps * 1e9)
     return tp / per_token, u
@@ -471,14 +516,16 @@ def interleaved_prompt_tokens(users: int, prompt: int, output: int) -> tuple[flo
 
 def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
                 kv_bytes: int, tp: int, pp: int, engine: str | None = None, ep: int = 1,
-                dp_attn: int = 1, prompt: int = 0, output: int = 0) -> ServeSpeed:
+                dp_attn: int = 1, prompt: int = 0, output: int = 0,
+                build: str | None = None) -> ServeSpeed:
     """Decode is bandwidth bound (plus fixed per-layer costs that dominate small and MoE models
     at batch 1); prefill is compute bound; under load the other users' prompts are prefilled in
     chunks inside the decode steps (interleaved_prompt_tokens)."""
     asked = engine or engine_for(quant)
     eng = _serving_engine(gpu, asked)
     others, everyone = interleaved_prompt_tokens(users, prompt, output)
-    prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng)
+    prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng,
+                                      build=build)
     step, p = decode_step_s(spec, gpu, quant=quant, context=context, users=users,
                             kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn,
                             prefill_tokens=others, prefill_rate=prefill)
@@ -513,15 +560,18 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
     if p["host"] > p["read"] + p["layers"]:
         detail += _("; host-bound: Python launches {ms:.0f} ms of kernels per step").format(
             ms=p["host"] * 1e3)
-    detail += _("; prefill at {u:.0%} of {tflops:.0f} TFLOPS").format(
-        u=u, tflops=tensor_tflops(gpu, quant, eng))
-    if eng == "llama.cpp" and get_quant(quant).family == "gguf":
-        # PREFILL_EFFICIENCY and DEQUANT_BYTES were read from May-2024 builds; since June 2024
-        # (llama.cpp PRs 7676, 7860) quantized weights multiply on int8 tensor cores (MMQ):
-        # 1.3x (Q4_0) to 1.65x (Q4_K_S) on a 4090 at 512-token micro-batches in those PRs
-        detail += _(" as llama.cpp builds of May 2024 measured it (weights dequantized to FP16"
-                    " for cuBLAS); builds since June 2024 multiply quantized weights on int8"
-                    " tensor cores and prefill faster, up to about 2x on GeForce cards")
+    if mmq_prefill(quant, eng, build):
+        detail += _("; prefill at {u:.0%} of {tops:.0f} int8 TOPS: llama.cpp builds since June"
+                    " 2024 multiply quantized weights on int8 tensor cores (MMQ; build=cublas for"
+                    " older builds)").format(u=u, tops=int8_tensor_tops(gpu))
+        if warpgroup_mma_peak(gpu):
+            detail += _(", at half the rate of the warpgroup MMAs this card's peak needs")
+    else:
+        detail += _("; prefill at {u:.0%} of {tflops:.0f} TFLOPS").format(
+            u=u, tflops=tensor_tflops(gpu, quant, eng))
+        if eng == "llama.cpp" and get_quant(quant).family == "gguf":
+            detail += _(" as llama.cpp builds before June 2024 ran it (weights dequantized to"
+                        " FP16 for cuBLAS)")
     stack = vendor_stack(gpu)
     if gpu.vendor == "huawei":
         detail += _("; {card} has no CUDA, so llama.cpp's CUDA backend and TensorRT-LLM do not"
