@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import pytest
 import yaml
 from kubernetes_validate.utils import latest_version
 
-from bot.outbox import CLOSE_FLUSH_S
+from bot.app import outbox_journal
+from bot.outbox import CLOSE_FLUSH_S, OUTBOX_MAX_JOBS
 from bot.server import GRACEFUL_HTTP_S
 from bot.settings import DEFAULT_METRICS_PORT, Settings
 from tests.deploy.conftest import BASE, K8S, OVERLAY, kubectl, one, render
@@ -66,10 +68,10 @@ def test_the_secret_example_is_valid_and_never_applied(base: list[dict[str, Any]
         assert not [r for r in resources if "secret" in r.lower()], kfile
 
 
-def test_bot_deployment(base: list[dict[str, Any]]) -> None:
-    deployment = one(base, "Deployment", "gpusize")
-    assert deployment["spec"]["selector"]["matchLabels"] == BOT_LABELS
-    template = deployment["spec"]["template"]
+def test_bot_statefulset(base: list[dict[str, Any]]) -> None:
+    bots = one(base, "StatefulSet", "gpusize")
+    assert bots["spec"]["selector"]["matchLabels"] == BOT_LABELS
+    template = bots["spec"]["template"]
     assert BOT_LABELS.items() <= template["metadata"]["labels"].items()
     spec = template["spec"]
     (bot,) = spec["containers"]
@@ -94,6 +96,34 @@ def test_bot_deployment(base: list[dict[str, Any]]) -> None:
     assert {"cpu", "memory"} <= set(requests) and {"cpu", "memory"} <= set(limits)
 
 
+def test_each_bot_pod_keeps_its_outbox_journal_on_a_claim_of_its_own(
+        base: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: the journal of requests acknowledged while Redis stalled outlives the pod (a node
+    lost without SIGTERM): a claim per replica, which the replacement of the same name mounts."""
+    bots = one(base, "StatefulSet", "gpusize")
+    (claim,) = bots["spec"]["volumeClaimTemplates"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+    # the journal's bound: OUTBOX_MAX_JOBS requests of ~2 KiB each, with room for the Hub cache
+    assert quantity(claim["spec"]["resources"]["requests"]["storage"]) >= \
+        OUTBOX_MAX_JOBS * 2 * 2**10 + int(env(pod_spec(bots)["containers"][0])["HUB_CACHE_MAX_BYTES"])
+    (bot,) = pod_spec(bots)["containers"]
+    mounts = {m["name"]: m["mountPath"] for m in bot["volumeMounts"]}
+    assert claim["metadata"]["name"] not in {v["name"] for v in pod_spec(bots)["volumes"]}
+    # where the bot's own code puts the journal, given the manifest's environment
+    monkeypatch.setenv("GPUSIZE_CACHE", env(bot)["GPUSIZE_CACHE"])
+    journal = outbox_journal(env(bot)["REDIS_URL"])
+    assert journal.is_relative_to(mounts[claim["metadata"]["name"]])
+    # the StatefulSet names a headless Service, and scaling keeps the claims (a lost pod's journal)
+    governing = one(base, "Service", bots["spec"]["serviceName"])
+    assert governing["spec"]["clusterIP"] == "None"
+    assert governing["spec"]["selector"] == BOT_LABELS
+    assert bots["spec"].get("persistentVolumeClaimRetentionPolicy", {}).get(
+        "whenScaled", "Retain") == "Retain"
+    # the HPA adds and removes pods in parallel; updates still go one at a time
+    assert bots["spec"]["podManagementPolicy"] == "Parallel"
+    assert bots["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+
+
 def test_redis_url_points_at_the_in_cluster_redis(base: list[dict[str, Any]]) -> None:
     service = one(base, "Service", "gpusize-redis")
     port = service["spec"]["ports"][0]["port"]
@@ -101,7 +131,7 @@ def test_redis_url_points_at_the_in_cluster_redis(base: list[dict[str, Any]]) ->
     assert statefulset["spec"]["serviceName"] == service["metadata"]["name"]
     assert service["spec"]["selector"].items() <= \
         statefulset["spec"]["template"]["metadata"]["labels"].items()
-    for obj in (one(base, "Deployment", "gpusize"), one(base, "CronJob")):
+    for obj in (one(base, "StatefulSet", "gpusize"), one(base, "CronJob")):
         for container in pod_spec(obj)["containers"]:
             url = env(container)["REDIS_URL"]
             assert re.fullmatch(rf"redis://{service['metadata']['name']}:{port}/\d+", url), url
@@ -160,9 +190,10 @@ def test_everything_runs_as_non_root_with_a_read_only_root(base: list[dict[str, 
             assert context["allowPrivilegeEscalation"] is False
             assert context["capabilities"]["drop"] == ["ALL"]
             assert {"cpu", "memory"} <= set(container["resources"]["limits"])
-            # what the process writes lives on mounted volumes
-            assert all(m["name"] in {v["name"] for v in spec.get("volumes", [])}
-                       or obj["kind"] == "StatefulSet" for m in container["volumeMounts"])
+            # what the process writes lives on mounted volumes: the pod's or its own claims
+            claims = {c["metadata"]["name"] for c in obj["spec"].get("volumeClaimTemplates", [])}
+            volumes = {v["name"] for v in spec.get("volumes", [])} | claims
+            assert all(m["name"] in volumes for m in container["volumeMounts"])
         assert spec.get("automountServiceAccountToken") is False
 
 
@@ -202,7 +233,7 @@ def test_metrics_have_a_port_and_a_service_of_their_own(base: list[dict[str, Any
 def test_autoscaler_scales_the_bot_on_cpu(base: list[dict[str, Any]]) -> None:
     hpa = one(base, "HorizontalPodAutoscaler", "gpusize")
     assert hpa["apiVersion"] == "autoscaling/v2"
-    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "StatefulSet",
                                              "name": "gpusize"}
     assert hpa["spec"]["minReplicas"] >= 2 and hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"]
     (metric,) = hpa["spec"]["metrics"]
@@ -220,24 +251,24 @@ def test_digest_cronjob(base: list[dict[str, Any]]) -> None:
     assert spec["restartPolicy"] == "Never"
     (digest,) = spec["containers"]
     assert digest.get("command", []) + digest.get("args", []) == ["gpusize", "digest", "run"]
-    assert digest["image"] == one(base, "Deployment", "gpusize")["spec"]["template"]["spec"][
+    assert digest["image"] == one(base, "StatefulSet", "gpusize")["spec"]["template"]["spec"][
         "containers"][0]["image"]
     variables = env(digest)
     for key in SECRET_KEYS:
         assert variables[key] == {"secretKeyRef": {"name": SECRET, "key": key}}
     # the CronJob is the one trigger: the replicas do not run the in-process scheduler too
-    bot = one(base, "Deployment", "gpusize")["spec"]["template"]["spec"]["containers"][0]
+    bot = one(base, "StatefulSet", "gpusize")["spec"]["template"]["spec"]["containers"][0]
     assert "digest_scheduler" in Settings.model_fields
     assert env(bot)["DIGEST_SCHEDULER"] == "false"
 
 
 def test_redis_takes_connections_from_gpusize_pods_only(base: list[dict[str, Any]]) -> None:
     policy = one(base, "NetworkPolicy", "gpusize-redis")
-    redis_labels = one(base, "StatefulSet")["spec"]["template"]["metadata"]["labels"]
+    redis_labels = one(base, "StatefulSet", "gpusize-redis")["spec"]["template"]["metadata"]["labels"]
     assert policy["spec"]["podSelector"]["matchLabels"].items() <= redis_labels.items()
     (rule,) = policy["spec"]["ingress"]
     allowed = rule["from"][0]["podSelector"]["matchLabels"]
-    for obj in (one(base, "Deployment", "gpusize"), one(base, "CronJob")):
+    for obj in (one(base, "StatefulSet", "gpusize"), one(base, "CronJob")):
         labels = (obj["spec"]["jobTemplate"]["spec"]["template"] if obj["kind"] == "CronJob"
                   else obj["spec"]["template"])["metadata"]["labels"]
         assert allowed.items() <= labels.items()
@@ -247,13 +278,13 @@ def test_example_overlay(overlay: list[dict[str, Any]]) -> None:
     assert overlay[0]["kind"] == "Namespace"
     namespace = overlay[0]["metadata"]["name"]
     assert all(o["metadata"]["namespace"] == namespace for o in overlay[1:])
-    deployment = one(overlay, "Deployment", "gpusize")
-    assert "replicas" not in deployment["spec"]
+    bots = one(overlay, "StatefulSet", "gpusize")
+    assert "replicas" not in bots["spec"]
     assert one(overlay, "HorizontalPodAutoscaler")["spec"]["minReplicas"] == 3
     image = "registry.example.com/team/gpusize:0.1.0"
-    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == image
+    assert bots["spec"]["template"]["spec"]["containers"][0]["image"] == image
     assert pod_spec(one(overlay, "CronJob"))["containers"][0]["image"] == image
-    assert pod_spec(one(overlay, "StatefulSet"))["containers"][0]["image"] == "redis:7"
+    assert pod_spec(one(overlay, "StatefulSet", "gpusize-redis"))["containers"][0]["image"] == "redis:7"
     ingress = one(overlay, "Ingress")
     assert ingress["spec"]["rules"][0]["host"] == "gpusize.example.org"
     assert ingress["spec"]["tls"][0]["hosts"] == ["gpusize.example.org"]
@@ -283,7 +314,7 @@ def test_the_autoscaler_alone_counts_the_replicas(tree: str, request: Any) -> No
 def test_rolling_updates_drop_no_request(base: list[dict[str, Any]]) -> None:
     """Issue 26: a preStop delay keeps the pod serving while its endpoint is withdrawn, and the
     grace period covers that delay, uvicorn's wait for open requests and the job drain."""
-    spec = pod_spec(one(base, "Deployment", "gpusize"))
+    spec = pod_spec(one(base, "StatefulSet", "gpusize"))
     (bot,) = spec["containers"]
     command = bot["lifecycle"]["preStop"]["exec"]["command"]
     assert command[0] == "sleep" and int(command[1]) >= 3
@@ -334,12 +365,26 @@ def test_metrics_port_moves_with_one_overlay_patch(tmp_path: Path) -> None:
     out = subprocess.run([kubectl(), "kustomize", str(tmp_path)], capture_output=True, text=True,
                          timeout=60, check=True).stdout
     objects = [d for d in yaml.safe_load_all(out) if d]
-    deployment = one(objects, "Deployment", "gpusize")
-    (bot,) = pod_spec(deployment)["containers"]
+    bots = one(objects, "StatefulSet", "gpusize")
+    (bot,) = pod_spec(bots)["containers"]
     port = env(bot)["METRICS_PORT"]
     assert port != str(DEFAULT_METRICS_PORT)
     assert {p["name"]: p["containerPort"] for p in bot["ports"]}["metrics"] == int(port)
-    assert deployment["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"] == port
+    assert bots["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"] == port
+
+
+def test_storage_class_patch_picks_the_journal_claims_class(tmp_path: Path) -> None:
+    """docs/DEPLOY.md's patch for the bot's claims renders onto the StatefulSet's template."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "DEPLOY.md").read_text(encoding="utf-8")
+    block = docs.split("<!-- storage-class-patch -->")[1].split("```yaml")[1].split("```")[0]
+    here = os.path.relpath(K8S, tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        f"resources:\n  - {here}/overlays/example\n" + textwrap.dedent(block), encoding="utf-8")
+    objects = render(tmp_path)
+    (claim,) = one(objects, "StatefulSet", "gpusize")["spec"]["volumeClaimTemplates"]
+    assert claim["spec"]["storageClassName"] == "your-class"
+    redis_claims = one(objects, "StatefulSet", "gpusize-redis")["spec"]["volumeClaimTemplates"]
+    assert all("storageClassName" not in c["spec"] for c in redis_claims)
 
 
 QUANTITY = re.compile(r"(?P<number>\d+(\.\d+)?)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?")
