@@ -79,6 +79,7 @@ TRAFFIC_LABELS = {
     "data-parallel": N_("data-parallel gradient all-reduce"),
     "fsdp": N_("ZeRO-3 / FSDP weight gathers and gradient reduce-scatter"),
     "pipeline": N_("pipeline activations between stages"),
+    "context": N_("context-parallel K and V around the ring"),
     "expert": N_("expert all-to-all"),
     "serving-pipeline": N_("layer-split activations per decoded token"),
 }
@@ -132,7 +133,8 @@ def training_traffic(spec: ModelSpec, req: Request, plan: Plan, lay: Layout) -> 
     step_s = dp * micro * accumulation / rate if rate else None
     out = []
     cross = (lay.servers - 1) / lay.servers  # share of a ring or gather that leaves the server
-    if dp > 1 and lay.servers > 1:
+    cp = s.cp
+    if dp * cp > 1 and lay.servers > 1:  # gradients reduce over the data and context ranks
         if zero >= 3:
             # all-gather in forward and backward, reduce-scatter of gradients: 3 x 2 bytes per
             # parameter each micro-batch; the frozen LoRA base is gathered too
@@ -149,6 +151,11 @@ def training_traffic(spec: ModelSpec, req: Request, plan: Plan, lay: Layout) -> 
         boundaries = min(pp - 1, lay.servers - 1)
         per_gpu = 2 * micro * spec.hidden * 2 / tp * accumulation * boundaries / pp
         out.append(_traffic("pipeline", per_gpu, step_s, lay))
+    if cp > 1 and tp * cp > lay.per:  # a context-parallel ring that leaves the server
+        passes = 3 if req.checkpointing_mode == "full" else 2
+        per_gpu = speed.context_parallel_bytes(spec, tokens=micro, cp=cp, tp=tp, pp=pp,
+                                               passes=passes) * accumulation
+        out.append(_traffic("context", per_gpu, step_s, lay))
     ep = getattr(s, "ep", 1) or 1  # expert parallelism, when the planner shards experts
     if spec.is_moe and ep > 1 and lay.servers > 1:
         per_gpu = (4 * micro * spec.active_experts * spec.hidden * 2 * spec.moe_layers / pp

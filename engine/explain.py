@@ -67,8 +67,7 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
     ckpt = {
         "full": _("full activation checkpointing: only each block's input is kept, one block is "
                   "recomputed at a time (~33% more compute); the default for fine-tuning"),
-        "selective": _("selective activation checkpointing: matmul outputs kept, norms and "
-                       "elementwise ops recomputed"),
+        "selective": _(memory.SELECTIVE_TEXT),
         "none": _("no activation checkpointing: every block keeps its saved tensors"),
     }[req.checkpointing_mode]
     lines.append(_("{checkpointing} (set checkpointing=none|selective|full)").format(

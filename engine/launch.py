@@ -324,10 +324,14 @@ def llamafactory_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec)
     if s.checkpointing == "none":
         job["disable_gradient_checkpointing"] = True
     elif s.checkpointing == "selective":
-        notes.append(_("selective recomputation is Megatron's; Hugging Face checkpoints whole "
-                       "layers (more compute, less memory than sized)"))
-    if req.loss == "chunked":
-        job["enable_liger_kernel"] = True  # Liger's fused linear cross-entropy: logits in chunks
+        notes.append(_("sized with selective checkpointing (norms and activation functions "
+                       "recomputed, matmul outputs kept), which LLaMA-Factory's trainer cannot "
+                       "select: Hugging Face checkpoints whole layers (more compute, less memory "
+                       "than sized)"))
+    if req.loss in ("chunked", "fused"):
+        # Liger's fused linear cross-entropy: never the whole logits (loss=fused exactly; for
+        # chunked, less than sized)
+        job["enable_liger_kernel"] = True
     if req.tokens:
         job["max_steps"] = max(1, round(req.tokens / (seq * batch * acc * max(1, s.dp))))
     job["output_dir"] = f"saves/{spec.name}/{req.method}"
@@ -370,6 +374,8 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
                   spec.layers // (s.pp * speed.PP_VIRTUAL_STAGES)]
     if s.tp > 1:
         words += ["--sequence-parallel"]
+    if s.cp > 1:
+        words += ["--context-parallel-size", s.cp]
     if (s.zero or 0) >= 1:
         words += ["--use-distributed-optimizer"]
     words += ["--micro-batch-size", batch, "--global-batch-size", global_batch,
@@ -394,10 +400,16 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
     if not spec.mlp_bias:
         words += ["--disable-bias-linear"]
     mode = s.checkpointing
-    if mode in ("selective", "full"):
-        words += ["--recompute-granularity", mode]
-        if mode == "full":
-            words += ["--recompute-method", "uniform", "--recompute-num-layers", 1]
+    if mode == "selective":
+        # gpusize's selective (memory.SELECTIVE_TEXT): norms (and the experts' activation)
+        # recomputed, every matmul output kept; Megatron's default core_attn would recompute
+        # attention instead, which saves nothing under flash attention
+        words += ["--recompute-granularity", mode, "--recompute-modules", "layernorm"]
+        if spec.is_moe:
+            words += ["moe_act"]
+    elif mode == "full":
+        words += ["--recompute-granularity", mode, "--recompute-method", "uniform",
+                  "--recompute-num-layers", 1]
     if speed.fp8_training(gpu, req.precision):  # Transformer Engine FP8 GEMMs, bf16 elsewhere
         words += ["--fp8-format", "hybrid"]
     words += ["--bf16" if req.precision in ("bf16", "fp8") else "--fp16",
@@ -446,7 +458,8 @@ def launch_for(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> list[
             first.notes.insert(0, _("sized for Hugging Face generate(); vLLM serves the same "
                                     "configuration far faster"))
         return [first, other]
-    if s.tp > 1 or s.pp > 1 or s.ep > 1:  # expert parallelism: Megatron, not Hugging Face
+    # expert and context parallelism: Megatron, not Hugging Face
+    if s.tp > 1 or s.pp > 1 or s.ep > 1 or s.cp > 1:
         return [megatron_launch(spec, req, plan, gpu)]
     return [llamafactory_launch(spec, req, plan, gpu)]
 

@@ -154,6 +154,23 @@ def lora_params(spec: ModelSpec, rank: int, targets: str) -> int:
 # -- activations ---------------------------------------------------------------------------------
 
 
+# What checkpointing=selective means, everywhere gpusize uses it (memory, speed, launch, the
+# answer): the outputs of every matmul and of attention are kept, and the cheap elementwise ops
+# between them (norms, the MLP's activation function and gating product) are recomputed in
+# backward. This is PyTorch's selective activation checkpointing with an op policy that saves
+# matmul outputs (torch.utils.checkpoint, create_selective_checkpoint_contexts, PyTorch 2.4+)
+# and the LLaMA paper's recipe ("we save the activations that are expensive to compute, such as
+# the outputs of linear layers", arXiv:2302.13971 sec. 2.4); Megatron runs it as
+# --recompute-granularity selective --recompute-modules layernorm (moe_act for MoE experts).
+# Megatron's older default, recomputing the attention core (Korthikanti et al. 2022), saves
+# nothing once flash attention keeps no s x s scores, so it is not what gpusize sizes.
+SELECTIVE_TEXT = N_("selective activation checkpointing: the outputs of every matmul and of "
+                    "attention are kept; norms and the MLP's activation function are recomputed "
+                    "in backward, no matmul is (PyTorch selective AC with a matmul-saving "
+                    "policy, as the LLaMA paper trained; Megatron --recompute-modules "
+                    "layernorm)")
+
+
 class LayerActivations(NamedTuple):
     """Bytes per token of one block's saved activations, split by whether TP shards them."""
 
@@ -274,8 +291,27 @@ def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full"
     # of 8 chunks at a time: 2 + 8/8 = 3 bytes. Split across TP ranks (vocab-parallel).
     # Dominant for 128k-256k vocabularies at long sequence; torchtune measured -15.8% peak from
     # chunking alone.
+    if loss == "fused":
+        return fused_loss_bytes(spec, tokens=seq * batch) / tp
     per_logit = 2 + 8 / LOSS_CHUNKS if loss == "chunked" else FULL_LOSS_BYTES_PER_LOGIT
     return seq * batch * spec.vocab * per_logit / tp
+
+
+def fused_loss_chunk(spec: ModelSpec, tokens: int) -> int:
+    """Tokens whose logits a fused linear cross-entropy holds at once: Liger-Kernel's rule
+    (ops/fused_linear_cross_entropy.py: ceil(V / H) chunks, rounded up to a power of two), so a
+    chunk's logits weigh about as much as the hidden states."""
+    inc_factor = -(-spec.vocab // spec.hidden)
+    return min(tokens, 1 << max(0, math.ceil(math.log2(-(-tokens // inc_factor)))))
+
+
+def fused_loss_bytes(spec: ModelSpec, *, tokens: int) -> float:
+    # Fused linear cross-entropy (Liger-Kernel's, Unsloth's unsloth_fused_ce_loss, Apple's Cut
+    # Cross-Entropy) multiplies the head chunk by chunk and computes the loss and its gradient in
+    # the chunk's own 16-bit buffer: the full s x b x V logits never exist. Peak: one chunk's
+    # logits (2 B each), the gradient into the hidden states it fills as it goes (2 B x H a
+    # token) and the fp32 per-token loss (4 B).
+    return fused_loss_chunk(spec, tokens) * spec.vocab * 2 + tokens * (spec.hidden * 2 + 4)
 
 
 # -- inference -------------------------------------------------------------------------------------

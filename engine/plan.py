@@ -56,6 +56,10 @@ class Strategy(NamedTuple):
     # of tp GPUs, each with its own users' KV cache (SGLang --enable-dp-attention, vLLM
     # --data-parallel-size with --enable-expert-parallel); the experts span all of them
     dp_attn: int = 1
+    # training: context parallel ways, each holding 1/cp of every sequence's tokens (ring
+    # attention passes K and V between them); the parameters are the same on all cp ranks, so
+    # they share in the data-parallel sharding (Megatron's data-parallel-with-CP group)
+    cp: int = 1
 
     @property
     def replica_gpus(self) -> int:
@@ -96,6 +100,8 @@ class Strategy(NamedTuple):
             parts.append(f"TP={self.tp}")
         if self.pp > 1:
             parts.append(f"PP={self.pp}")
+        if self.cp > 1:
+            parts.append(f"CP={self.cp}")
         if self.ep > 1:
             parts.append(f"EP={self.ep}")
         if self.offload != "none":
@@ -127,16 +133,18 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     offload_all = s.offload == "all"
     zero = s.zero or 0
     params = spec.params
+    shard = s.dp * s.cp  # ranks holding the same parameters: ZeRO shards over all of them
+    seq = req.seq_len // s.cp  # tokens of each sequence one context-parallel rank holds
     if req.spec.adapters:
         base = weight_bytes(spec, req.weight_quant)
         base_per_param = base.total_bytes / params
         trainable = memory.lora_params(spec, req.rank, req.targets)
-        frozen = memory.training_weights(params, base_per_param, tp=mp, dp=s.dp, zero=zero,
+        frozen = memory.training_weights(params, base_per_param, tp=mp, dp=shard, zero=zero,
                                          offload_all=offload_all)
-        adapters = memory.training_weights(trainable, wb, tp=mp, dp=s.dp, zero=zero,
+        adapters = memory.training_weights(trainable, wb, tp=mp, dp=shard, zero=zero,
                                            offload_all=offload_all)
         weights = frozen + adapters
-        gather = memory.zero3_gather_buffer(spec, base_per_param, tp=mp, dp=s.dp, zero=zero,
+        gather = memory.zero3_gather_buffer(spec, base_per_param, tp=mp, dp=shard, zero=zero,
                                             offload_all=offload_all)
         w_text = lambda: _("frozen base {gb:.2f} GB ({note}) + {adapters:.1f}M adapter params "  # noqa: E731
                            "x {bytes:g} B").format(gb=base.total_bytes / 1e9,
@@ -149,8 +157,8 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         # sharded state is params / dp either way
         weights = memory.training_weights(
             params if zero >= 3 else memory.expert_parallel_local(params, spec, s.ep), wb,
-            tp=mp, dp=s.dp, zero=zero, offload_all=offload_all)
-        gather = memory.zero3_gather_buffer(spec, wb, tp=mp, dp=s.dp, zero=zero,
+            tp=mp, dp=shard, zero=zero, offload_all=offload_all)
+        gather = memory.zero3_gather_buffer(spec, wb, tp=mp, dp=shard, zero=zero,
                                             offload_all=offload_all)
         w_text = lambda: _("{params:.2f}B params x {bytes:g} B").format(  # noqa: E731
             params=params / 1e9, bytes=wb)
@@ -164,7 +172,7 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         grads = memory.gradients(
             trainable if zero >= 2 or req.spec.adapters
             else memory.expert_parallel_local(trainable, spec, s.ep), gb,
-            tp=mp, dp=s.dp, zero=zero, offload_all=offload_all)
+            tp=mp, dp=shard, zero=zero, offload_all=offload_all)
         g_text = lambda: (_trainable_text(trainable, gb) + _mp_text(s)  # noqa: E731
                           + _shard_text(s, 2) + (_(" (on host)") if offload_all else ""))
     offloaded = s.offload in ("optimizer", "all")
@@ -172,18 +180,18 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     optim = memory.optimizer_states(
         trainable if zero >= 1 or req.spec.adapters
         else memory.expert_parallel_local(trainable, spec, s.ep), ob,
-        tp=mp, dp=s.dp, zero=zero, offloaded=offloaded or paged)
-    acts = memory.activations(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
+        tp=mp, dp=shard, zero=zero, offloaded=offloaded or paged)
+    acts = memory.activations(spec, seq=seq, batch=req.batch, tp=s.tp,
                               checkpointing=req.checkpointing_mode, adapters=req.spec.adapters,
                               targets=req.targets, rank=req.rank, compiled=req.compile,
                               offloaded=s.offload == "activations")
-    logit = memory.logits(spec, seq=req.seq_len, batch=req.batch, tp=s.tp, loss=req.loss)
+    logit = memory.logits(spec, seq=seq, batch=req.batch, tp=s.tp, loss=req.loss)
     dequant = 0.0
     if req.spec.quantized_base:
         # bitsandbytes dequantizes each NF4 matrix to bf16 for its matmul (forward and
         # backward): one largest linear matrix is live at a time.
         dequant = memory.largest_linear(spec) * 2 / s.tp
-    interleaved = not req.fused_step and (s.dp == 1 or zero >= 3)
+    interleaved = not req.fused_step and (shard == 1 or zero >= 3)
     reused = memory.gradients_live_with_activations(grads, acts + logit, interleaved=interleaved)
     host = 0.0
     if offloaded or paged:
@@ -191,7 +199,7 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
     if offload_all:  # with adapters the frozen base waits on the host too (QLoRA + FSDP offload)
         frozen_host = weight_bytes(spec, req.weight_quant).total_bytes if req.spec.adapters else 0
         host += sharded_host(trainable * (wb + gb) + frozen_host, s)
-    per_logit = logit * s.tp / (req.seq_len * req.batch * spec.vocab)
+    per_logit = logit * s.tp / (seq * req.batch * spec.vocab)
 
     def detail() -> tuple[tuple[str, str], ...]:
         return _training_detail(spec, req, s, w_text=w_text(), g_text=g_text(), gather=gather,
@@ -230,13 +238,22 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
               "GPU)") if paged else "")),
         ("activations", _("{size} saved by the blocks (seq {seq} x batch {batch}, "
                           "checkpointing={mode}{compiled}{offloaded})").format(
-            size=_gib(acts), seq=req.seq_len, batch=req.batch, mode=req.checkpointing_mode,
+            size=_gib(acts), batch=req.batch, mode=req.checkpointing_mode,
+            seq=req.seq_len if s.cp == 1 else _(
+                "{seq} / context parallel {cp} = {tokens}").format(
+                seq=req.seq_len, cp=s.cp, tokens=req.seq_len // s.cp),
             compiled=_compile_text(spec, req, s),
             offloaded=_(", offloaded to host") if s.offload == "activations" else "")
          + _(" (flash attention: no s x s scores; eager or ALiBi-biased attention adds "
              "heads x s x s per block)")
-         + _(" + {size} logits (s x b x vocab {vocab} x {bytes:g} B, {loss})").format(
-            size=_gib(logit), vocab=spec.vocab, bytes=per_logit, loss=_(LOSS_TEXT[req.loss]))
+         + (_(" + {size} loss ({loss}: logits of {chunk} tokens at a time, never all {tokens})"
+              ).format(size=_gib(logit), loss=_(LOSS_TEXT[req.loss]),
+                       tokens=req.seq_len // s.cp * req.batch,
+                       chunk=memory.fused_loss_chunk(spec, req.seq_len // s.cp * req.batch))
+            if req.loss == "fused" else
+            _(" + {size} logits (s x b x vocab {vocab} x {bytes:g} B, {loss})").format(
+                size=_gib(logit), vocab=spec.vocab, bytes=per_logit,
+                loss=_(LOSS_TEXT[req.loss])))
          + (_(" + {size} NF4 dequantization buffer").format(size=_gib(dequant))
             if dequant else "")),
     )
@@ -248,14 +265,15 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
     return detail
 
 
-LOSS_TEXT = {"full": N_("full cross-entropy"), "chunked": N_("chunked cross-entropy")}
+LOSS_TEXT = {"full": N_("full cross-entropy"), "chunked": N_("chunked cross-entropy"),
+             "fused": N_("fused linear cross-entropy")}
 
 
 def _compile_text(spec: ModelSpec, req: Request, s: Strategy) -> str:
     """The kernel assumption behind the norms' share of the activations, named with its size."""
     if req.compile:
         return _(", torch.compile: fused norms, no fp32 copies")
-    eager = memory.eager_norm_copies(spec, seq=req.seq_len, batch=req.batch, tp=s.tp,
+    eager = memory.eager_norm_copies(spec, seq=req.seq_len // s.cp, batch=req.batch, tp=s.tp,
                                      checkpointing=req.checkpointing_mode,
                                      offloaded=s.offload == "activations")
     if req.checkpointing_mode != "none":
@@ -278,7 +296,7 @@ def _components(**values: Any) -> Components:
 
 
 def sharded_host(total: float, s: Strategy) -> float:
-    return total / s.tp / s.pp / s.dp
+    return total / s.tp / s.pp / s.dp / s.cp
 
 
 def _mp_text(s: Strategy) -> str:
@@ -287,8 +305,8 @@ def _mp_text(s: Strategy) -> str:
 
 
 def _shard_text(s: Strategy, stage: int) -> str:
-    return (_(" / ZeRO-{stage} shard {n}").format(stage=s.zero, n=s.dp)
-            if (s.zero or 0) >= stage and s.dp > 1 else "")
+    return (_(" / ZeRO-{stage} shard {n}").format(stage=s.zero, n=s.dp * s.cp)
+            if (s.zero or 0) >= stage and s.dp * s.cp > 1 else "")
 
 
 def users_per_replica(req: Request, s: Strategy) -> int:
@@ -520,6 +538,33 @@ def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> l
                 if spec.is_moe and gpus % pp == 0:
                     out += _expert_parallel_training(
                         spec, req, Strategy(1, gpus // pp, pp, None, offload))
+    return out + _context_parallel(req, out)
+
+
+# Context parallelism is for long sequences: Megatron Core's parallelism guide gives it to
+# "Long sequences (8K+ tokens)"
+# (https://docs.nvidia.com/megatron-core/developer-guide/latest/user-guide/parallelism-guide.html,
+# read 2026-12-03), and each rank keeps a chunk long enough to stay matmul-bound: Llama 3's
+# 128K stage ran CP 16, 8K tokens a rank (arXiv:2407.21783 table 4). 4K a rank at the least.
+CP_MIN_SEQ = 8192
+CP_MIN_TOKENS_PER_RANK = 4096
+CP_SIZES = (2, 4, 8, 16, 32)
+
+
+def _context_parallel(req: Request, found: list[Strategy]) -> list[Strategy]:
+    """Context-parallel forms of the dense, sharded layouts (Megatron's distributed optimizer,
+    ZeRO-1, and FSDP/ZeRO-3 as torchtitan runs CP): the data-parallel ranks split into CP
+    groups that share each sequence. Listed after the layouts without it, so a tie keeps those."""
+    seq = req.seq_len
+    if seq < CP_MIN_SEQ:
+        return []
+    out = []
+    for s in found:
+        if s.ep > 1 or s.zero not in (1, 3) or s.offload != "none":
+            continue
+        out += [s._replace(dp=s.dp // cp, cp=cp) for cp in CP_SIZES
+                if seq % cp == 0 and seq // cp >= CP_MIN_TOKENS_PER_RANK and s.dp % cp == 0
+                and s.dp // cp >= 1]
     return out
 
 
@@ -622,7 +667,7 @@ def settings_for(req: Request, s: Strategy, fmt: Format | None = None) -> Settin
         seq=req.seq_len if training else None, batch=req.batch if training else None,
         context=None if training else req.context, users=None if training else req.users,
         replicas=s.replicas, engine=req.serving_engine if req.is_serving else None,
-        ep=s.ep, dp_attention=s.dp_attn,
+        ep=s.ep, dp_attention=s.dp_attn, cp=s.cp,
         fused_step=req.fused_step if training else False, loss=req.loss, **serving)
 
 
@@ -657,7 +702,7 @@ def _train(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
                              checkpointing=req.checkpointing_mode, seq=req.seq_len,
                              batch=req.batch, zero=s.zero or 0, tp=s.tp, tokens=tokens,
                              trainable=trainable, offload=s.offload, pp=s.pp, ep=s.ep,
-                             precision=req.precision)
+                             precision=req.precision, cp=s.cp)
 
 
 def service_of(req: Request, sp: Speed, held: int | None = None) -> Service:

@@ -223,7 +223,9 @@ class Settings(_Doc):
     compute: str | None = Field(None, description="serving: the tensor-core format the matrix "
                                                   "multiplies run in: bf16 | fp8 | int8 | fp32")
     fused_step: bool = Field(False, description="optimizer step fused into backward")
-    loss: str = Field("full", description="full | chunked cross-entropy")
+    cp: int = Field(1, description="training: context-parallel ranks that split each sequence "
+                                   "(ring attention); 1 = none")
+    loss: str = Field("full", description="full | chunked | fused (linear) cross-entropy")
 
 
 class Access(_Doc):
@@ -276,7 +278,8 @@ class BomLine(_Doc):
 class Traffic(_Doc):
     """Bytes a plan moves between servers, computed from its sharding."""
 
-    kind: str = Field(description="data-parallel | fsdp | pipeline | expert | serving-pipeline")
+    kind: str = Field(description="data-parallel | fsdp | pipeline | context | expert | "
+                                  "serving-pipeline")
     bytes_per_step: float = Field(description="bytes each GPU sends across servers per step")
     seconds_per_step: float | None = Field(None, description="the step the traffic must hide in")
     gbps_per_server: float | None = Field(None, description="Gb/s each server's NICs must carry "

@@ -13,6 +13,7 @@ than one with little (A100, RTX 3090, H20): utilization = 1 / (1/e + FEED x peak
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from functools import cache
 from typing import NamedTuple
@@ -596,16 +597,29 @@ def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing:
     """Hardware FLOPs per token: forward 2N + attention; backward 4N for trained weights
     (input and weight gradients) but 2N for frozen ones (LoRA/QLoRA: input gradients only), and
     twice the attention forward either way (attention has no weights); full recomputation
-    repeats the forward, selective recomputation only attention (Korthikanti et al. 2022). So
-    8N with full recomputation and 6N without for full fine-tuning, 6N and 4N for adapters
-    (their own r x (d_in + d_out) matrices are a rounding error). N counts matmul weights only.
+    repeats the forward. Selective recomputation repeats no matmul and no attention: it keeps
+    their outputs and recomputes norms and activation functions (memory.SELECTIVE_TEXT), memory-bound
+    work counted as time by selective_recompute_s. So 8N with full recomputation and 6N without
+    for full fine-tuning, 6N and 4N for adapters (their own r x (d_in + d_out) matrices are a
+    rounding error). N counts matmul weights only.
     """
     n = matmul_params(spec)
     attention = attention_flops_per_token(spec, seq) / 2  # causal mask: half the scores
     forward = 2 * n + attention
     backward = (2 if method.adapters else 4) * n + 2 * attention
-    recompute = {"full": forward, "selective": attention}.get(checkpointing, 0.0)
+    recompute = forward if checkpointing == "full" else 0.0
     return forward + backward + recompute
+
+
+def selective_recompute_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, tp: int,
+                          pp: int) -> float:
+    """Seconds a micro-batch spends recomputing what selective checkpointing dropped: each
+    dropped tensor is written again from its kept input (read once, written once) at the card's
+    HBM bandwidth, over this rank's share of the layers and of each token's width."""
+    every = memory.layer_activation_bytes(spec, "none", False, "all", 0)
+    kept = memory.layer_activation_bytes(spec, "selective", False, "all", 0)
+    dropped = max(0.0, sum(every) - sum(kept)) / tp
+    return 2 * dropped * tokens * spec.layers / pp / (gpu.bandwidth_gbps * 1e9)
 
 
 def _bus_gbps(gpu: GpuSpec, gpus: int) -> float:
@@ -740,7 +754,7 @@ def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: in
 def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec, checkpointing: str,
                 seq: int, batch: int, zero: int, tp: int, tokens: int | None,
                 trainable: int, offload: str = "none", pp: int = 1, ep: int = 1,
-                precision: str = "bf16") -> TrainSpeed:
+                precision: str = "bf16", cp: int = 1) -> TrainSpeed:
     """Cluster tokens/s = GPUs x peak x utilization / FLOPs per token, slowed by tensor-parallel
     all-reduces, MoE token routing (expert-parallel all-to-alls), the pipeline bubble, QLoRA's
     dequantization, offload, whatever gradient or shard traffic does not hide under compute,
@@ -754,12 +768,13 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         u *= MULTI_SERVER_EFFICIENCY
     peak = peak_tflops * 1e12
     tokens_step = seq * batch  # per data-parallel rank per micro-batch
-    dp = max(1, gpus // (tp * pp))
+    dp = max(1, gpus // (tp * pp * cp))
     ep = ep if 1 < ep <= dp and dp % ep == 0 else 1
-    # a TP x PP group shares each micro-batch
-    compute_s = flops_token * tokens_step / (peak * u * tp * pp)
+    # a TP x PP x CP group shares each micro-batch; a context-parallel rank holds 1/cp of it
+    compute_s = flops_token * tokens_step / (peak * u * tp * pp * cp)
+    rank_tokens = tokens_step / cp
     passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
-    moe = moe_routing(spec, gpu, tokens=tokens_step, ep=ep, tp=tp, pp=pp, passes=passes,
+    moe = moe_routing(spec, gpu, tokens=rank_tokens, ep=ep, tp=tp, pp=pp, passes=passes,
                       rate=peak * u, fp8=fp8)
     # the next expert GEMM needs the tokens: routing waits on Megatron's all-to-alls; DeepEP's
     # run beside the other micro-batch's compute, wholly under DualPipe, partly otherwise
@@ -777,8 +792,10 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         # Megatron TP: two all-reduces of the micro-batch's hidden states per layer forward,
         # two backward (two more when the forward is recomputed), ring volume 2(t-1)/t
         count = 2 * passes
-        volume = count * spec.layers / pp * tokens_step * spec.hidden * 2 * 2 * (tp - 1) / tp
+        volume = count * spec.layers / pp * rank_tokens * spec.hidden * 2 * 2 * (tp - 1) / tp
         tp_s = volume / (_intra_gbps(gpu) * 1e9)
+    cp_s = context_parallel_s(spec, gpu, tokens=tokens_step, cp=cp, tp=tp, pp=pp,
+                              passes=passes)
     # Data-parallel traffic: a ring all-reduce of 16-bit gradients moves 2 x 2 bytes per
     # parameter once per optimizer step, spread over the accumulated micro-batches; ZeRO-3 also
     # all-gathers the weights in forward and backward and reduce-scatters every micro-batch
@@ -789,8 +806,9 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         global_tokens = GLOBAL_BATCH_TOKENS["finetune"]
     accumulation = max(1, round(global_tokens / (dp * tokens_step)))
     comm_s = 0.0
-    if dp > 1:
-        ring = (dp - 1) / dp
+    holders = dp * cp  # ranks holding the same parameters: gradients reduce over all of them
+    if holders > 1:
+        ring = (holders - 1) / holders
         if zero >= 3:
             volume = trainable / (tp * pp) * 6 * ring
             if method.adapters:
@@ -802,12 +820,14 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                 else trainable
             volume = local / (tp * pp) * 4 * ring / accumulation
         comm_s = volume / (_bus_gbps(gpu, gpus) * 1e9)
-    busy_s = compute_s + dequant_s + routing_s
+    recompute_s = (selective_recompute_s(spec, gpu, tokens=rank_tokens, tp=tp, pp=pp)
+                   if checkpointing == "selective" else 0.0)
+    busy_s = compute_s + dequant_s + routing_s + recompute_s
     if zero >= 3:
         exposed_s = max(0.0, comm_s - OVERLAP["sharded"] * busy_s)
-        exposed_s += max(0.0, tp_s - OVERLAP["other"] * busy_s)
+        exposed_s += max(0.0, tp_s + cp_s - OVERLAP["other"] * busy_s)
     else:
-        exposed_s = max(0.0, tp_s + comm_s - OVERLAP["other"] * busy_s)
+        exposed_s = max(0.0, tp_s + cp_s + comm_s - OVERLAP["other"] * busy_s)
     exposed_s += max(0.0, overlapped_s - hidden_share * busy_s)
     offload_s = 0.0
     if offload in ("optimizer", "all"):
@@ -844,6 +864,10 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                     " published multi-server runs)").format(share=MULTI_SERVER_EFFICIENCY)
     if pp > 1:
         detail += _("; pipeline bubble {bubble:.0%}").format(bubble=bubble)
+    if cp > 1:
+        detail += _("; context parallel CP={cp}: each rank holds {tokens} tokens of every "
+                    "sequence and passes K and V around the ring, {s:.2f} s per micro-batch "
+                    "before overlap").format(cp=cp, tokens=round(rank_tokens), s=cp_s)
     if spec.is_moe:
         detail += _("; MoE layers as {framework} runs them: {how}, {s:.2f} s per micro-batch"
                     " beyond their FLOPs").format(
@@ -867,6 +891,32 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         detail += _("; {lost:.0%} of time lost to restarts at {gpus}").format(
             lost=1 - kept, gpus=counted(gpus, "GPU"))
     return TrainSpeed(tokens_per_s=tps, gpu_hours=hours, mfu=mfu, detail=detail)
+
+
+def context_parallel_bytes(spec: ModelSpec, *, tokens: float, cp: int, tp: int, pp: int,
+                           passes: int) -> float:
+    """Bytes one rank sends for ring attention in one micro-batch of `tokens` (Megatron /
+    Transformer Engine context parallelism; ring attention, Liu et al. 2023): its K and V chunk
+    travels cp - 1 hops per forward (and per recomputed forward), and backward sends K and V
+    round again with their gradients (twice the forward). K and V at the attention's own
+    widths: GQA's few KV heads, split over TP with at least one a rank; MLA's decompressed K
+    and V. Small beside the matmuls for GQA models."""
+    if cp <= 1:
+        return 0.0
+    if spec.attention == "mla":
+        kv_width = (spec.q_dim + spec.heads * spec.v_head_dim) / tp
+    else:
+        kv_width = 2 * math.ceil(spec.kv_heads / tp) * spec.head_dim
+    units = passes + 1  # forward (+ recompute) once each, backward twice
+    return units * spec.attention_layers / pp * tokens / cp * kv_width * 2 * (cp - 1)
+
+
+def context_parallel_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, cp: int, tp: int,
+                       pp: int, passes: int) -> float:
+    """Ring attention's traffic time for one micro-batch, over NVLink while TP x CP stays in one
+    server and over the network beyond it."""
+    volume = context_parallel_bytes(spec, tokens=tokens, cp=cp, tp=tp, pp=pp, passes=passes)
+    return volume / (_bus_gbps(gpu, tp * cp) * 1e9) if volume else 0.0
 
 
 def _rule(method: MethodSpec, checkpointing: str) -> str:

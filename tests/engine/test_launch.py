@@ -234,14 +234,30 @@ def test_the_trainer_s_arguments_follow_the_recipe(text: str) -> None:
     assert f"{step:,} tokens per optimizer step" in " ".join(launch.notes)
     if req.tokens:
         assert int(job["max_steps"]) == max(1, round(req.tokens / step))
-    assert ("enable_liger_kernel" in job) == (req.loss == "chunked")
+    assert ("enable_liger_kernel" in job) == (req.loss in ("chunked", "fused"))
     if req.spec.adapters:
         assert job["lora_target"] == ("all" if req.targets == "all" else LF_ATTN_TARGETS)
     assert job["optim"] == LF_OPTIM[req.optimizer_used]
     assert ("fp16" in job) == (req.precision == "fp16")
     assert ("bf16" in job) == (req.precision in ("bf16", "fp8"))
     notes = " ".join(launch.notes)
-    assert ("selective recomputation is Megatron's" in notes) == (s.checkpointing == "selective")
+    assert ("LLaMA-Factory's trainer cannot select" in notes) == (s.checkpointing == "selective")
     assert ("fused_step" in notes) == req.fused_step
     assert ("activation offload is not a LLaMA-Factory option" in notes) == (
         s.offload == "activations")
+
+
+@pytest.mark.parametrize("question,modules", [
+    ("llama-3.1-70b pretrain gpu=h100-sxm gpus=64 checkpointing=selective", ["layernorm"]),
+    ("qwen3-30b-a3b pretrain gpu=h100-sxm gpus=16 checkpointing=selective ep=8",
+     ["layernorm", "moe_act"]),
+])
+def test_megatron_selective_recomputes_what_memory_drops(question: str, modules: list[str]) -> None:
+    """checkpointing=selective is one thing: norms (and the experts' activation) recomputed, every
+    matmul output kept; Megatron's default core_attn module is never what is launched."""
+    plan = engine.ask(question).plans[0]
+    words = plan.launch[0].commands[0].split()
+    assert plan.launch[0].engine == "megatron"
+    at = words.index("--recompute-modules")
+    assert words[at + 1:at + 1 + len(modules)] == modules
+    assert "core_attn" not in words

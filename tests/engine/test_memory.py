@@ -204,6 +204,25 @@ def test_logits_term() -> None:
     assert memory.logits(LLAMA8B, seq=2048, batch=1, tp=1, loss="chunked") == 2048 * 128_256 * 3
 
 
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "qwen3-30b-a3b", "gemma-2-9b"])
+@pytest.mark.parametrize("tokens", [512, 4096, 65536])
+def test_fused_loss_holds_a_chunk_about_the_size_of_the_hidden_states(model: str,
+                                                                      tokens: int) -> None:
+    """Fused linear cross-entropy (Liger, Unsloth) never holds all the logits: a chunk of
+    tokens x H / V tokens' logits at a time, within a power of two of the hidden states."""
+    from engine import catalog
+    spec = catalog.models()[model]
+    fused = memory.logits(spec, seq=tokens, batch=1, tp=1, loss="fused")
+    chunked = memory.logits(spec, seq=tokens, batch=1, tp=1, loss="chunked")
+    assert fused < chunked < memory.logits(spec, seq=tokens, batch=1, tp=1)
+    chunk = memory.fused_loss_chunk(spec, tokens)
+    assert chunk & (chunk - 1) == 0 or chunk == tokens  # a power of two, or all of them
+    hidden_states = tokens * spec.hidden * 2
+    assert chunk * spec.vocab * 2 <= 2 * hidden_states + 4 * spec.vocab
+    # split over vocab-parallel TP ranks
+    assert memory.logits(spec, seq=tokens, batch=1, tp=4, loss="fused") == pytest.approx(fused / 4)
+
+
 def test_interleaved_gradients_and_activations() -> None:
     assert memory.gradients_live_with_activations(6.0, 17.0, interleaved=True) == 6.0
     assert memory.gradients_live_with_activations(6.0, 2.0, interleaved=True) == 2.0
