@@ -145,9 +145,11 @@ TRAIN_EFFICIENCY = 0.84
 # where bandwidth is plentiful: the H20 (148 TFLOPS over 4.0 TB/s, 37 FLOPs a byte) reaches
 # ~0.8 of its peak (ms-swift Megatron TP 4 on Qwen3-14B, the "fit" row of
 # validation/speed_references.toml; the rule gives 0.78, the A100's share 0.62 was 25% slow).
-# Per card the rule carries what limits it from the datasheet: a power-capped part (H100 PCIe
-# 350 W, H100/H200 NVL) is rated at its lower sustained clock and keeps more FLOPs per byte of
-# its bandwidth than its SXM sibling, so it reaches a smaller share of a smaller peak.
+# Power-capped parts (H100 PCIe 350 W, H100/H200 NVL 400-600 W) enter through their datasheet
+# peaks, rated at the lower clocks their power allows; no separate power term: across the rows
+# here watts per FLOP and FLOPs per byte rank the cards alike (the H20 and A100 most watts and
+# fewest FLOPs a byte, the H100s the reverse), so the rows cannot tell the two apart, and no
+# published training run on a capped card was found.
 # QLoRA dequantizes every NF4 matrix to bf16 in each pass over it (forward, recompute,
 # backward): bitsandbytes' kernels move ~16 bytes of bandwidth-time per weight per pass
 # (torchtune: QLoRA runs at 0.78x LoRA for 8B on a 4090 with 4k tokens per step, 0.98x for 3B
