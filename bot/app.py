@@ -22,6 +22,7 @@ from bot.details import Details
 from bot.dialog import Dialog
 from bot.digest import Digests
 from bot.home import Home
+from bot.identity import Identity
 from bot.intake import Intake
 from bot.job import Job
 from bot.jobs import Jobs
@@ -82,9 +83,10 @@ def asker_of(job: Job) -> tuple[str, str, str]:
     return str(channel or ""), str(user or ""), str(p.get("thread_ts") or "")
 
 
-def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tuple[AsyncApp, Jobs]:
-    """The Bolt app and the job queue its listeners record work in (start and stop it with the
-    server: bot.server's lifespan)."""
+def create_bot(settings: Settings, client: AsyncWebClient,
+               redis: Redis) -> tuple[AsyncApp, Jobs, Identity]:
+    """The Bolt app, the job queue its listeners record work in and the bot's identity in Slack
+    (start and stop both with the server: bot.server's lifespan)."""
     store = ConversationStore(redis, ttl_seconds=int(settings.conversation_ttl_days * 86400))
     prices = PriceStore(redis)
     replies = Replies(client)
@@ -115,12 +117,15 @@ def create_bot(settings: Settings, client: AsyncWebClient, redis: Redis) -> tupl
 
     jobs.give_up = give_up
     jobs.never_recorded = never_recorded
+    # authorization from the token and the ids learned in the background, never auth.test on a
+    # request's path (Slack unreachable made every request wait ~2.4 s and answered it 500)
+    identity = Identity(redis, client, settings.slack_bot_token.get_secret_value())
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
-                   client=client, process_before_response=False)
+                   client=client, authorize=identity, process_before_response=False)
     listeners.register(app, Parts(
         replies=replies, store=store, prices=prices, intake=intake, cards=cards, dialog=dialog,
         details=details, presses=Presses(replies, store, dialog, details), digests=digests,
-        languages=languages, jobs=jobs, home=home,
+        languages=languages, jobs=jobs, home=home, identity=identity,
         chart_limit=Limit("chart", settings.chart_limit_per_minute, 60),
         thread_limit=Limit("thread", settings.thread_limit_per_hour, 3600)))
-    return app, jobs
+    return app, jobs, identity

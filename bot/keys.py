@@ -189,3 +189,9 @@ def command_seen(digest: str) -> str:
 def chart_cache(digest: str) -> str:
     """A chart's PNG (base64) and alt text (JSON) for a thread's inputs, kind and language."""
     return f"{PREFIX}:chart:{digest}"
+
+
+def bot_identity(token_digest: str) -> str:
+    """The bot's ids from auth.test (JSON), per token (a digest of it): read by a process that
+    cannot reach Slack at start-up (bot.identity)."""
+    return f"{PREFIX}:identity:{token_digest}"

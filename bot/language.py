@@ -17,6 +17,8 @@ from engine.i18n import LANGUAGES, _, from_locale, language, language_of_text
 from engine.parse import ParseError
 
 WORKSPACE_WORDS = ("workspace", "team", "工作区")
+LOCALE_TTL_S = 86400  # a locale Slack told us
+UNKNOWN_LOCALE_TTL_S = 600  # Slack did not answer: English for now, asked again soon
 
 
 class Languages:
@@ -24,10 +26,10 @@ class Languages:
         self.redis = redis
         self.client = client
 
-    async def of(self, team: str, user: str, text: str = "") -> str:
+    async def of(self, team: str, user: str, text: str = "", *, ask_slack: bool = True) -> str:
         """The language to answer `text` (a command or reply) in. Runs before a command's ack:
         every outside call is capped well under Slack's 3 s, and a failure means English, never
-        an error."""
+        an error. `ask_slack` False: users.info is not asked (Slack is known to be away)."""
         asked_in = language_of_text(text)  # a question in Chinese is answered in Chinese
         if asked_in is not None:
             return asked_in
@@ -39,13 +41,15 @@ class Languages:
             cached = await asyncio.wait_for(self.redis.get(keys.user_locale(team, user)), 0.5)
             if cached in LANGUAGES:
                 return cached
-        lang = "en"
+        if not ask_slack:
+            return "en"
+        lang, ttl = "en", UNKNOWN_LOCALE_TTL_S
         with contextlib.suppress(Exception):
             info = await asyncio.wait_for(self.client.users_info(user=user, include_locale=True),
                                           1.0)
-            lang = from_locale((info.get("user") or {}).get("locale"))
+            lang, ttl = from_locale((info.get("user") or {}).get("locale")), LOCALE_TTL_S
         with contextlib.suppress(RedisError, OSError, TimeoutError):  # capped: before an ack
-            await asyncio.wait_for(self.redis.set(keys.user_locale(team, user), lang, ex=86400),
+            await asyncio.wait_for(self.redis.set(keys.user_locale(team, user), lang, ex=ttl),
                                    0.5)
         return lang
 

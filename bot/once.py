@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import aiohttp
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
@@ -25,6 +26,7 @@ T = TypeVar("T")
 
 MEMO_TTL_S = 86400  # a job's memo outlives any retry of it; deleted as soon as it is done
 MARK_EVENT = "gpusize_job"  # message metadata event type: which job and step posted a message
+SLACK_AWAY_RETRY_S = 5.0  # Slack unreachable inside a job: run it again (backing off) this late
 
 
 class JobDeferred(RedisError):
@@ -151,9 +153,20 @@ async def once(what: str, call: Callable[[], Awaitable[T]]) -> T:
         JOBS.labels("replayed_step").inc()
         return json.loads(ctx.memo[step])
     ctx.check_deferred()
-    result = await call()
+    try:
+        result = await call()
+    except aiohttp.ClientConnectorError as err:  # no connection made: nothing reached Slack
+        raise slack_away(ctx, err) from err
     await ctx.remember(step, result)
     return result
+
+
+def slack_away(ctx: JobContext, err: BaseException) -> JobDeferred:
+    """Slack could not be reached from inside a job: the job is run again later, its done steps
+    memoized, instead of its answer being lost (an acknowledged request is answered)."""
+    JOBS.labels("slack_unreachable").inc()
+    log.info("job %s: Slack unreachable (%s), deferred", ctx.job_id, type(err).__name__)
+    return ctx.defer(SLACK_AWAY_RETRY_S, "slack unreachable")
 
 
 Marker = dict[str, Any]  # chat.postMessage metadata naming the job and step
@@ -174,14 +187,19 @@ async def posted_once(what: str, post: Callable[[Marker | None], Awaitable[str]]
         return str(json.loads(ctx.memo[step]))
     ctx.check_deferred()
     marker = {"event_type": MARK_EVENT, "event_payload": {"job": ctx.job_id, "step": step}}
-    if intent_field(step) in ctx.memo:  # an earlier run was about to post: did it?
-        found = await find(marker)
-        if found is not None:
-            JOBS.labels("found_posted").inc()
-            await ctx.remember(step, found)
-            return found
-    else:
-        await ctx.record_intent(step)
-    result = await post(marker)
+    try:
+        if intent_field(step) in ctx.memo:  # an earlier run was about to post: did it?
+            found = await find(marker)
+            if found is not None:
+                JOBS.labels("found_posted").inc()
+                await ctx.remember(step, found)
+                return found
+        else:
+            await ctx.record_intent(step)
+        result = await post(marker)
+    except (aiohttp.ClientConnectionError, TimeoutError) as err:
+        # unreachable, or cut off before Slack answered: its intent is recorded, so the re-run
+        # looks for the post in Slack before posting again
+        raise slack_away(ctx, err) from err
     await ctx.remember(step, result)
     return result

@@ -11,7 +11,8 @@ Which part owns what:
   which language; `digests` (bot/digest.py); `jobs` (bot/jobs.py): acknowledged work, with
   bot/job.py (a job, its outcomes), bot/outbox.py (recording, the outbox and its journal),
   bot/once.py (answered once), bot/fairqueue.py (members' turns), bot/jobscripts.py (its Lua
-  scripts) and bot/ratelimits.py (Slack's 429); `home` (bot/home.py): the App Home tab.
+  scripts) and bot/ratelimits.py (Slack's 429); `home` (bot/home.py): the App Home tab;
+  `identity` (bot/identity.py): Bolt's authorization, without auth.test on a request's path.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bot.details import Details
 from bot.dialog import Dialog
 from bot.digest import Digests
 from bot.home import Home
+from bot.identity import Identity
 from bot.intake import Intake
 from bot.jobs import Jobs
 from bot.language import Languages
@@ -47,5 +49,6 @@ class Parts:
     languages: Languages
     jobs: Jobs
     home: Home  # App Home: the person's tab
+    identity: Identity  # the bot's ids in Slack, learned off the request path (bot/identity.py)
     chart_limit: Limit  # charts one person may ask for a minute
     thread_limit: Limit  # new threads (slash questions, mentions) one person may open an hour

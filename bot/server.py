@@ -66,19 +66,21 @@ async def scheduler(settings: Settings, redis: Redis, client: Any) -> None:
 def create_asgi(settings: Settings, redis: Redis | None = None) -> Starlette:
     redis = redis or redis_client(settings)
     client = web_client(settings)
-    app, jobs = create_bot(settings, client, redis)
+    app, jobs, identity = create_bot(settings, client, redis)
     handler = AsyncSlackRequestHandler(app)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         task = (asyncio.create_task(scheduler(settings, redis, client))
                 if settings.digest_scheduler else None)
+        await identity.started()  # the bot's ids, before the first request (or Slack is away)
         await jobs.start()
         yield
         # SIGTERM (uvicorn has stopped taking requests): finish running jobs within the grace
         # period, leave the rest pending for another replica or this one restarted
         if task:
             task.cancel()
+        await identity.stop()
         await jobs.stop(grace_s=settings.shutdown_grace_s)
         workers.shutdown()
 
@@ -176,12 +178,14 @@ def _socket_mode(settings: Settings) -> int:
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
     async def main() -> None:
-        app, jobs = create_bot(settings, web_client(settings), redis_client(settings))
+        app, jobs, identity = create_bot(settings, web_client(settings), redis_client(settings))
+        await identity.started()
         await jobs.start()
         try:
             await AsyncSocketModeHandler(app,
                                          settings.slack_app_token.get_secret_value()).start_async()
         finally:
+            await identity.stop()
             await jobs.stop(grace_s=settings.shutdown_grace_s)
             workers.shutdown()
 

@@ -22,6 +22,11 @@ THREAD_DOWN = N_("I cannot continue this thread right now (my conversation store
 APOLOGY = N_("Sorry, I could not answer that just now (Slack or my store failed); please try "
              "again.")
 
+# -- Slack itself unreachable since this process started (bot/identity.py)
+SLACK_UNREACHABLE = N_("I cannot reach Slack yet (it has not answered me since I started), so I "
+                       "did not take this request: nothing was recorded. Please try again in a "
+                       "minute.")
+
 # -- the thread (bot/dialog.py, bot/presses.py)
 STALE = N_("That button is on an older answer: the thread has moved on since. Use the buttons "
            "on the newest answer, or reply in the thread.")

@@ -28,7 +28,7 @@ from bot.permissions import Permissions
 from bot.pricestore import new_id
 from bot.replies import Notice
 from bot.subcommands import HELP_WORDS, Call, help_message
-from bot.words import STORE_DOWN, failure_text
+from bot.words import SLACK_UNREACHABLE, STORE_DOWN, failure_text
 from engine import ParseError, UserError
 from engine.i18n import _, current, set_language
 from engine.request import Draft
@@ -43,7 +43,16 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
     async def gpusize_command(ack: Any, command: dict[str, Any], respond: Any,
                               client: Any, request: Any) -> None:
         text = clean_input(command.get("text") or "").strip()
-        set_language(await parts.languages.of(command["team_id"], command["user_id"], text))
+        unreachable = parts.identity.unreachable
+        set_language(await parts.languages.of(command["team_id"], command["user_id"], text,
+                                              ask_slack=not unreachable))
+        if unreachable:
+            # Slack has not answered this process since it started: said in the ack's body,
+            # which needs no Web API; nothing is recorded that could not be answered
+            COMMANDS.labels("slack_unreachable").inc()
+            msg = Notice(_(SLACK_UNREACHABLE))
+            await ack(text=msg.text, blocks=msg.blocks)
+            return
         if not text and command.get("trigger_id"):
             # nothing typed: the form, which asks what the grammar would (help if it cannot open)
             await ack()
