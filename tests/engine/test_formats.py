@@ -107,3 +107,21 @@ def test_the_kv_cache_must_hold_the_users_with_ten_percent_to_spare() -> None:
     assert not any("KV cache holds" in m for m in at.plans[0].service.misses)
     assert over.plans[0].verdict == "no" or any(
         "KV cache holds" in m for m in over.plans[0].service.misses)
+
+
+@pytest.mark.parametrize("question", [
+    "deepseek-r1 推理", "deepseek-v3 inference", "qwen3-coder-480b-a35b inference",
+    "qwen3-235b-a22b inference budget=$200k", "llama-3.1-405b inference"])
+def test_frontier_asks_recommend_a_runnable_official_fp8_release(question: str) -> None:
+    """issue 23's done-means, asked as a buyer would: the recommendation runs, serves the maker's
+    FP8 release and says so in its headline; no plan on an Ampere or Ascend card computes in
+    FP8 (it runs the release weight-only, W8A16, or converted to int8)."""
+    ans = ask(question)
+    top = ans.plans[0]
+    assert top.verdict != "no"
+    assert top.settings.release and top.settings.quant == "fp8", top.settings
+    assert "FP8" in ans.recommendation and top.settings.release in ans.recommendation
+    for plan in ans.plans:
+        if GPUS[plan.gpu] in NO_FP8:
+            assert plan.settings.compute != "fp8", (plan.gpu, plan.settings)
+            assert "FP8 compute" not in plan.strategy and "FP8 计算" not in plan.strategy
