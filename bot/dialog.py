@@ -91,16 +91,19 @@ class Dialog:
             await self.replies.say(channel, posted, _(STATE_DOWN))
 
     async def mention_start(self, *, team: str, channel: str, ts: str, user: str,
-                            text: str, limit: Limit) -> None:
+                            text: str, limit: Limit, message_ts: str = "") -> None:
         """`@gpusize 13B lora` in a channel (or a direct message): answer in the mention's
         thread. It opens a thread, so it is admitted as a slash command is
-        (`Intake.admit_question`: read, new Hub ids, `limit` on one person's new threads)."""
+        (`Intake.admit_question`: read, new Hub ids, `limit` on one person's new threads,
+        counted once per message, `message_ts`, however often its job runs)."""
         text = re.sub(r"<@[A-Z0-9]+>", " ", text).strip()
         if text.lower() in ("", "help", "?"):
             await self.replies.notice_in_thread(channel, ts, help_message())
             return
         try:
-            draft = await self.intake.admit_question(text, team=team, user=user, limit=limit)
+            draft = await self.intake.admit_question(
+                text, team=team, user=user, limit=limit,
+                attempt=f"msg:{channel}:{message_ts}" if message_ts else "")
         except Ambiguous as err:  # two readings: asked in the thread, never guessed
             await self.replies.say(channel, ts, str(err))
             return

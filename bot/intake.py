@@ -112,13 +112,15 @@ class Intake:
         await self.allow_lookup(team, user, draft)
         return draft
 
-    async def admit_question(self, text: str, *, team: str, user: str, limit: Limit) -> Draft:
+    async def admit_question(self, text: str, *, team: str, user: str, limit: Limit,
+                             attempt: str = "") -> Draft:
         """`admit`, then count a new thread against `limit` (one person's new threads an hour):
         every way a question opens a thread comes here (a slash command, a mention or a direct
         message, the form from the command, the shortcut or App Home, an error's "Run it"), so
-        none goes around the limit. Over it, TooManyThreads."""
+        none goes around the limit. Over it, TooManyThreads. `attempt` names the request (a
+        message's ts, a request's digest): admitted again, it is not counted again."""
         draft = await self.admit(text, team=team, user=user)
-        verdict = await allow(self.redis, limit=limit, team=team, subject=user)
+        verdict = await allow(self.redis, limit=limit, team=team, subject=user, attempt=attempt)
         if not verdict.allowed:
             raise TooManyThreads(_(TOO_MANY_THREADS).format(count=limit.count,
                                                             minutes=minutes(verdict)))

@@ -106,6 +106,11 @@ def rate(name: str, team: str, subject: str) -> str:
     return f"{PREFIX}:rate:{name}:{team}:{subject}"
 
 
+def rate_attempt(name: str, team: str, subject: str, attempt: str) -> str:
+    """The count one attempt got (bot.limits): counting the same attempt again returns it."""
+    return f"{PREFIX}:rate:{name}:{team}:{subject}:{attempt}"
+
+
 # -- prices
 def prices_version(scope: str) -> str:
     """Counter bumped on every add or remove of a scope's prices: replicas rebuild their cached

@@ -132,6 +132,12 @@ def current_owner() -> str:
     return ctx.owner if ctx is not None else ""
 
 
+def current_job_id() -> str:
+    """The running job's id, the same in each of its runs ("" outside a job)."""
+    ctx = CURRENT.get()
+    return ctx.job_id if ctx is not None and ctx.durable else ""
+
+
 def slot(what: str) -> Slot | None:
     """The memo slot of the next store step of the running job (None outside a job)."""
     ctx = CURRENT.get()

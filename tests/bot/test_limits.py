@@ -4,6 +4,7 @@ malformed signed payload is a 4xx, never a 500."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -138,3 +139,51 @@ def test_the_sizing_form_counts_against_the_same_thread_limit(make_bot: Any,
     assert len(refused) == 1 and refused[0]["response_action"] == "errors"
     assert "at most 2 an hour" in json.dumps(refused[0]["errors"])
     assert len(slack.wait_for("chat.postMessage", 2)) == 2
+
+
+def test_a_mention_re_run_is_counted_once(make_bot: Any, slack: SlackStub,
+                                          redis_server: Any) -> None:
+    """The thread limit is counted in a mention's job: a re-run of that job (here deferred by
+    Slack's 429 on its first post; a crash or a replay re-runs it the same way) gets its first
+    verdict back instead of counting the same mention again."""
+    bot = make_bot(THREAD_LIMIT_PER_HOUR="1")
+    slack.fail_next.append({"status": 429, "body": {"ok": False, "error": "ratelimited"}})
+    bot.event({"type": "app_mention", "channel": "C0CHAN", "user": "U0ONCE",
+               "text": "<@UBOT0001> 13B lora", "ts": "1700000600.000100"}, event_id="EvOnce1")
+    posts = slack.wait_for("chat.postMessage", 2, timeout=20)  # the 429, then the answer
+    assert "13B LoRA" in json.dumps(posts[-1].body) and not slack.of("chat.postEphemeral")
+    assert redis_server.command("GET", "gpusize:v1:rate:thread:T0TEAM:U0ONCE") == "1"
+    # the limit still holds for the next message
+    bot.event({"type": "app_mention", "channel": "C0CHAN", "user": "U0ONCE",
+               "text": "<@UBOT0001> 7B lora", "ts": "1700000601.000100"}, event_id="EvOnce2")
+    assert "more new threads" in json.dumps(slack.wait_for("chat.postEphemeral")[0].body)
+
+
+def test_an_attempt_is_counted_once_however_often_it_is_counted(redis_url: str) -> None:
+    asyncio.run(count_attempts(redis_url))
+
+
+async def count_attempts(redis_url: str) -> None:
+    from redis.asyncio import Redis
+
+    from bot.job import Job
+    from bot.limits import Limit, allow
+    from bot.once import CURRENT, JobContext
+
+    redis = Redis.from_url(redis_url, decode_responses=True)
+    limit = Limit("t", count=1, window_s=60)
+    verdicts = [await allow(redis, limit=limit, team="T", subject="U", attempt="m1")
+                for _ in range(3)]
+    assert [v.used for v in verdicts] == [1, 1, 1] and all(v.allowed for v in verdicts)
+    refused = await allow(redis, limit=limit, team="T", subject="U", attempt="m2")
+    assert not refused.allowed and (await allow(redis, limit=limit, team="T", subject="U",
+                                                attempt="m2")).used == 2
+    # inside a job, the job is the attempt: each run of it gets the first run's verdict
+    job = Job(kind="command", payload={}, owner="T:V")
+    for _run in range(2):
+        token = CURRENT.set(JobContext(redis, job.id, 1))
+        try:
+            assert (await allow(redis, limit=limit, team="T", subject="V")).used == 1
+        finally:
+            CURRENT.reset(token)
+    await redis.aclose()

@@ -47,8 +47,10 @@ def run_it(parts: Parts) -> Listener:
         text = clean_input(str(action.get("value") or "")).strip()
         set_language(await parts.languages.of(team, user, text))
         try:  # the same checks and the same thread limit as the typed command
-            draft = await parts.intake.admit_question(text, team=team, user=user,
-                                                      limit=parts.thread_limit)
+            draft = await parts.intake.admit_question(
+                text, team=team, user=user, limit=parts.thread_limit,
+                attempt=f"press:{action.get('action_ts') or ''}" if action.get("action_ts")
+                else "")
         except TooManyThreads as err:  # the error card stays: it can be run once allowed
             COMMANDS.labels("limited").inc()
             await presser.tell(parts, body, str(err), respond)

@@ -71,7 +71,8 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             await ack(text=msg.text, blocks=msg.blocks)
             return
         owner = f"{command['team_id']}:{command['user_id']}"
-        dedupe = [(keys.command_seen(request_digest(request)), REPLAY_TTL_S)]
+        digest = request_digest(request)
+        dedupe = [(keys.command_seen(digest), REPLAY_TTL_S)]
         if subcommands.find(text) is not None:
             # a quote, a subscription or a language choice is acknowledged work too: recorded
             # before the ack like an answer; its quote id is fixed now, so a re-run stores it once
@@ -90,7 +91,8 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             # each question opens a thread: one person's are counted (a script opened 500 in 4 s)
             draft = await parts.intake.admit_question(text, team=command["team_id"],
                                                       user=command["user_id"],
-                                                      limit=parts.thread_limit)
+                                                      limit=parts.thread_limit,
+                                                      attempt=f"cmd:{digest}")
         except TooManyThreads as err:
             COMMANDS.labels("limited").inc()
             msg = Notice(str(err))

@@ -156,7 +156,7 @@ def run_mention(parts: Parts) -> Handler:
                 # a thread is opened, admitted as every other way of opening one is
                 await parts.dialog.mention_start(team=p["team"], channel=channel, ts=thread,
                                                  user=p["user"], text=clean_input(p["text"]),
-                                                 limit=parts.thread_limit)
+                                                 limit=parts.thread_limit, message_ts=ts)
         except RedisError:
             REDIS_ERRORS.labels("mention").inc()
             await parts.replies.apologise(channel, p["user"], thread, store_down=True)

@@ -41,8 +41,9 @@ def submitted(parts: Parts) -> Listener:
             text, channel = forms.read(view, user=user)
             text = clean_input(text)
             # a submitted form opens a thread as a typed question does: counted the same way
-            draft = await parts.intake.admit_question(text, team=team, user=user,
-                                                      limit=parts.thread_limit)
+            draft = await parts.intake.admit_question(
+                text, team=team, user=user, limit=parts.thread_limit,
+                attempt=f"form:{view.get('id')}:{view.get('hash')}")
         except UserError as err:
             COMMANDS.labels("error").inc()
             await ack(response_action="errors",
