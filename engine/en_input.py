@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from engine import numbers
+from engine.frameworks import FRAMEWORK_WORDS
 from engine.phrases import (
     CARD,
     SERVER_GPUS,
@@ -236,6 +237,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
     words(r"\bno\s+(?:gradient\s+|activation\s+)?checkpointing\b", "checkpointing=none", "no checkpointing"),
     words(r"\b(?:gradient|activation)\s+checkpointing\b", "checkpointing=full", "gradient checkpointing"),
     words(r"\bvllm\b", "engine=vllm", "vllm"),
+    # training frameworks, named in one place (engine/frameworks.py)
+    *(words(regex, f"framework={name}", example) for regex, name, example in FRAMEWORK_WORDS),
     words(r"\b(?:llama\.cpp|llamacpp|ollama)\b", "engine=llama.cpp", "llama.cpp"),
     # rank, currency, rent or buy (mode=)
     words(r"\b(?:fastest|quickest|as fast as possible)\b", "goal=time", "fastest"),

@@ -9,6 +9,12 @@ from __future__ import annotations
 from engine import memory
 from engine.architecture import ModelSpec
 from engine.cost import CARD_SHARE, OPS_SHARE_PER_MONTH
+from engine.frameworks import (
+    DEFAULT_DATA_PARALLEL,
+    DEFAULT_MODEL_PARALLEL,
+    FRAMEWORK_NAMES,
+    FRAMEWORKS,
+)
 from engine.i18n import _, counted
 from engine.market import market_word
 from engine.prices import BUY_STALE_DAYS, STALE_DAYS, PriceBook, price_book
@@ -85,7 +91,24 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
                    "fits (ties: the lightest) among DDP, ZeRO-1/2/3 (FSDP), tensor parallel on "
                    "NVLink cards and pipeline stages across servers; offload only when asked "
                    "(offload=optimizer|all|activations)"))
+    lines.append(_framework_line(req))
     return lines
+
+
+def _framework_line(req: Request) -> str:
+    """The training framework the speed and the launch command assume, asked for or not."""
+    names = "|".join(FRAMEWORK_NAMES)
+    if req.framework is not None:
+        fw = FRAMEWORKS[req.framework]
+        limit = "" if fw.model_parallel else _(
+            "; Hugging Face model code runs data parallel only (no tensor, pipeline or expert "
+            "parallelism)")
+        return _("training framework {label}{limit} (framework={name}; set framework={names})"
+                 ).format(label=_(fw.label), limit=limit, name=fw.name, names=names)
+    return _("training framework not named: data-parallel plans are sized for {data} and "
+             "tensor-, pipeline- or expert-parallel ones for {parallel} (set framework={names})"
+             ).format(data=_(FRAMEWORKS[DEFAULT_DATA_PARALLEL].label),
+                      parallel=_(FRAMEWORKS[DEFAULT_MODEL_PARALLEL].label), names=names)
 
 
 def _inference_lines(spec: ModelSpec, req: Request) -> list[str]:

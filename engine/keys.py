@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from engine import catalog
 from engine.errors import UserError
 from engine.family import SIZE_RE
+from engine.frameworks import FRAMEWORK_ALIASES, FRAMEWORK_NAMES, FRAMEWORKS
 from engine.i18n import N_, _
 from engine.methods import METHOD_NAMES, METHOD_WORDS, METHODS, SERVING_QUANTS, method
 from engine.phrases import has_cjk, rewritten
@@ -280,6 +281,8 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                                              "legacy": "cublas", "old": "cublas",
                                              "force_cublas": "cublas"}),
               N_("mmq|cublas: llama.cpp builds since June 2024 (the default) or older ones")),
+    "framework": ("framework", lambda k, v: _choice(k, v.replace("_", "-"), FRAMEWORK_NAMES,
+                                                     FRAMEWORK_ALIASES), "|".join(FRAMEWORK_NAMES)),
     "budget": ("budget", _budget, N_("e.g. 150k, 1.2M, $20k")),
     "currency": ("currency", lambda k, v: _choice(k, v.upper(), ("CNY", "USD"), {"RMB": "CNY"}),
                  "CNY|USD"),
@@ -328,6 +331,7 @@ KEY_ALIASES = {
     "gpu_memory_utilization": "gpu_util", "mem_util": "gpu_util",
     "optimizer_in_bwd": "fused_step", "fused": "fused_step",
     "torch_compile": "compile", "backend": "engine",
+    "trainer": "framework", "training_framework": "framework", "fw": "framework",
     # the names training and serving configs give them (LLaMA-Factory, HF Trainer, vLLM)
     "cutoff_len": "seq", "max_length": "seq", "per_device_train_batch_size": "batch",
     "lora_r": "rank", "max_model_len": "context", "max_num_seqs": "users",
@@ -451,6 +455,18 @@ def check_method_options(name: str, options: dict[str, Any]) -> None:
         # owned prices the named cards at their running cost: with no card there is none
         raise ParseError(_("owned=true needs the cards you have: add gpu= (and gpus=)."),
                          token="owned=true")
+    framework = FRAMEWORKS.get(options.get("framework") or "")
+    if framework and not framework.model_parallel:
+        for key in ("tp", "ep"):
+            if (options.get(key) or 1) > 1:
+                raise ParseError(_("{key}={value} needs a framework with {parallel} "
+                                   "(framework={choices}); {framework} runs data parallel "
+                                   "only.").format(
+                    key=key, value=options[key], framework=framework.name,
+                    parallel=_("tensor parallelism") if key == "tp"
+                    else _("expert parallelism"),
+                    choices="|".join(n for n, f in FRAMEWORKS.items() if f.model_parallel)),
+                    token=f"{key}={options[key]}")
     if options.get("tp") and options.get("gpus") and options["gpus"] % options["tp"]:
         raise ParseError(_("tp={tp} does not divide gpus={gpus}.").format(
             tp=options["tp"], gpus=options["gpus"]), token=f"tp={options['tp']}")

@@ -21,6 +21,7 @@ from engine import datacache, speed
 from engine.architecture import ModelSpec
 from engine.bom import layout, step_tokens
 from engine.catalog import GpuSpec
+from engine.frameworks import FRAMEWORKS, Framework, framework_for
 from engine.i18n import N_, _
 from engine.request import Request
 from engine.schema import Launch, Plan
@@ -332,6 +333,8 @@ def llamafactory_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec)
         # Liger's fused linear cross-entropy: never the whole logits (loss=fused exactly; for
         # chunked, less than sized)
         job["enable_liger_kernel"] = True
+    if s.framework == "unsloth":
+        job["use_unsloth"] = True  # Unsloth's Triton kernels under LLaMA-Factory's trainer
     if req.tokens:
         job["max_steps"] = max(1, round(req.tokens / (seq * batch * acc * max(1, s.dp))))
     job["output_dir"] = f"saves/{spec.name}/{req.method}"
@@ -376,7 +379,9 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
         words += ["--sequence-parallel"]
     if s.cp > 1:
         words += ["--context-parallel-size", s.cp]
-    if (s.zero or 0) >= 1:
+    if (s.zero or 0) >= 3 and s.framework != "megatron":
+        words += ["--use-torch-fsdp2"]  # FSDP2 full shard, as torchtitan and NeMo AutoModel run
+    elif (s.zero or 0) >= 1:
         words += ["--use-distributed-optimizer"]
     words += ["--micro-batch-size", batch, "--global-batch-size", global_batch,
               "--seq-length", seq, "--max-position-embeddings", spec.max_context,
@@ -390,9 +395,17 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
         words += ["--swiglu"]
     if spec.is_moe:
         words += ["--num-experts", spec.experts, "--moe-router-topk", spec.active_experts,
-                  "--moe-ffn-hidden-size", spec.moe_intermediate]
+                  "--moe-ffn-hidden-size", spec.moe_intermediate, "--moe-grouped-gemm"]
         if s.ep > 1:
             words += ["--expert-model-parallel-size", s.ep]
+            # the dispatcher the speed was sized with: DeepEP through Megatron's flex dispatcher
+            moe = speed.moe_framework(gpu, tp=s.tp, pp=s.pp, ep=s.ep, framework=s.framework,
+                                      fp8=speed.fp8_training(gpu, req.precision))
+            if moe in (speed.MoeFramework.deepep, speed.MoeFramework.dualpipe):
+                words += ["--moe-token-dispatcher-type", "flex",
+                          "--moe-flex-dispatcher-backend", "deepep"]
+            else:
+                words += ["--moe-token-dispatcher-type", "alltoall"]
     words += ["--normalization", "RMSNorm" if spec.norm == "rmsnorm" else "LayerNorm",
               "--position-embedding-type", "rope"]
     if not spec.tied_embeddings:
@@ -458,10 +471,24 @@ def launch_for(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> list[
             first.notes.insert(0, _("sized for Hugging Face generate(); vLLM serves the same "
                                     "configuration far faster"))
         return [first, other]
-    # expert and context parallelism: Megatron, not Hugging Face
-    if s.tp > 1 or s.pp > 1 or s.ep > 1 or s.cp > 1:
-        return [megatron_launch(spec, req, plan, gpu)]
-    return [llamafactory_launch(spec, req, plan, gpu)]
+    fw = FRAMEWORKS[s.framework] if s.framework else framework_for(None, tp=s.tp, pp=s.pp,
+                                                                       ep=s.ep, cp=s.cp)
+    launch = (megatron_launch if fw.launch == "megatron" else llamafactory_launch)(
+        spec, req, plan, gpu)
+    note = _framework_note(fw, launch.engine) if req.framework else None
+    if note:
+        launch.notes.insert(0, note)
+    return [launch]
+
+
+def _framework_note(fw: Framework, written: str) -> str | None:
+    """What the command below is to a framework gpusize writes no config for."""
+    if fw.name in ("megatron", "llama-factory", "unsloth") or fw.name == written:
+        return None
+    return _("gpusize writes no {framework} recipe: the {engine} command below runs the same "
+             "plan (parallel sizes, micro-batch, accumulation, recomputation) and is what the "
+             "speed was sized against; {framework} takes the same settings under its own "
+             "names").format(framework=_(fw.label), engine=written)
 
 
 def unknown_options(engine: str, command: str) -> list[str]:

@@ -27,6 +27,7 @@ from engine.architecture import EXPERT_ROLES, ModelSpec, Release
 from engine.catalog import GPUS_PER_SERVER, GpuSpec
 from engine.cost import price_plan
 from engine.formats import WeightPath, weight_path
+from engine.frameworks import FRAMEWORKS, framework_for
 from engine.i18n import N_, _, counted
 from engine.market import STATUS_TEXT, access, market_word
 from engine.market import Access as MarketAccess
@@ -516,7 +517,10 @@ def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> l
     if req.is_serving:
         return _serving_strategies(spec, req, gpus)
     offload = req.offload or "none"
-    tps = [req.tp] if req.tp else ([t for t in _tp_options(spec, gpus) if nvlink or t == 1])
+    # Hugging Face model code (LLaMA-Factory, ms-swift, TRL, Unsloth) runs data parallel only
+    parallel = req.framework is None or FRAMEWORKS[req.framework].model_parallel
+    tps = [req.tp] if req.tp else ([t for t in _tp_options(spec, gpus)
+                                    if (nvlink and parallel) or t == 1])
     out = []
     for tp in tps:
         if gpus % tp:
@@ -524,10 +528,11 @@ def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> l
         dp = gpus // tp
         zeros = [req.zero] if req.zero is not None else ([0] if dp == 1 else [0, 1, 2, 3])
         out += [Strategy(tp, dp, 1, z, offload) for z in zeros]
-        out += _expert_parallel_training(spec, req, Strategy(tp, dp, 1, None, offload))
+        if parallel:
+            out += _expert_parallel_training(spec, req, Strategy(tp, dp, 1, None, offload))
     # Pipeline stages (Megatron-style 1F1B) across servers, TP inside each 8-GPU server, and a
     # distributed optimizer (ZeRO-1) over the data-parallel replicas: how 70B+ models pre-train.
-    if req.tp is None and gpus > GPUS_PER_SERVER and nvlink:
+    if req.tp is None and gpus > GPUS_PER_SERVER and nvlink and parallel:
         tp = GPUS_PER_SERVER if spec.heads % GPUS_PER_SERVER == 0 else 1
         for pp in (2, 4, 8, 16, 32):
             if gpus % (tp * pp) == 0 and pp <= spec.layers:
@@ -538,7 +543,7 @@ def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> l
                 if spec.is_moe and gpus % pp == 0:
                     out += _expert_parallel_training(
                         spec, req, Strategy(1, gpus // pp, pp, None, offload))
-    return out + _context_parallel(req, out)
+    return out + (_context_parallel(req, out) if parallel else [])
 
 
 # Context parallelism is for long sequences: Megatron Core's parallelism guide gives it to
@@ -667,6 +672,8 @@ def settings_for(req: Request, s: Strategy, fmt: Format | None = None) -> Settin
         seq=req.seq_len if training else None, batch=req.batch if training else None,
         context=None if training else req.context, users=None if training else req.users,
         replicas=s.replicas, engine=req.serving_engine if req.is_serving else None,
+        framework=framework_for(req.framework, tp=s.tp, pp=s.pp, ep=s.ep, cp=s.cp).name
+        if training else None,
         ep=s.ep, dp_attention=s.dp_attn, cp=s.cp,
         fused_step=req.fused_step if training else False, loss=req.loss, **serving)
 
@@ -702,7 +709,7 @@ def _train(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
                              checkpointing=req.checkpointing_mode, seq=req.seq_len,
                              batch=req.batch, zero=s.zero or 0, tp=s.tp, tokens=tokens,
                              trainable=trainable, offload=s.offload, pp=s.pp, ep=s.ep,
-                             precision=req.precision, cp=s.cp)
+                             precision=req.precision, cp=s.cp, framework=req.framework)
 
 
 def service_of(req: Request, sp: Speed, held: int | None = None) -> Service:

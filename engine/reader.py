@@ -732,7 +732,8 @@ def _assume(values: dict[str, Any], question: str | None, notes: list[str], *,
             exact: set[str], prose: str) -> None:
     """What a whole question leaves unsaid and the answer assumes, said in the notes (never
     over a key=value: context= stays context=)."""
-    if "method" not in values and _TRAIN_WORDS.search(prose):
+    # a training framework named (with megatron, 用deepspeed) says training too
+    if "method" not in values and (_TRAIN_WORDS.search(prose) or "framework" in values):
         values["method"] = "full-finetune"  # 训练 / train with no method named: the default
         notes.append(_("“fine-tune” alone reads as full fine-tuning (the default); say LoRA or "
                        "QLoRA for adapters."))

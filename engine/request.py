@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple, Union, get_args, get_origin
 import annotated_types
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.frameworks import FRAMEWORK_NAMES
 from engine.market import MARKET_CURRENCY, MarketChoice, choose_market
 from engine.methods import METHOD_NAMES, MethodSpec, method
 from engine.quant import get_quant
@@ -28,6 +29,7 @@ Checkpointing = Literal["none", "selective", "full"]
 Offload = Literal["none", "optimizer", "all", "activations"]
 Loss = Literal["full", "chunked", "fused"]
 Engine = Literal["vllm", "transformers", "llama.cpp"]
+FrameworkName = Literal[FRAMEWORK_NAMES]  # type: ignore[valid-type]  # engine/frameworks.py
 Targets = Literal["attn", "all"]
 KvDtype = Literal["fp16", "fp8"]
 Currency = Literal["CNY", "USD"]
@@ -145,6 +147,8 @@ class Request(BaseModel):
     # llama.cpp's quantized matmuls: int8 tensor cores (MMQ, builds since June 2024; None) or
     # dequantized to fp16 for cuBLAS (older builds, GGML_CUDA_FORCE_CUBLAS)
     build: Literal["mmq", "cublas"] | None = None
+    # Training: the framework the run uses (engine/frameworks.py); None: the plan's default
+    framework: FrameworkName | None = None
     budget: Money | None = None
     currency: Currency | None = None
     region: str | None = None

@@ -205,6 +205,9 @@ class Settings(_Doc):
     users: int | None
     replicas: int = Field(1, description="independent copies of the model serving `users`")
     engine: str | None = Field(None, description="serving engine the plan is sized for")
+    framework: str | None = Field(None, description="training framework the plan is sized for "
+                                  "(framework=, else llama-factory for data-parallel plans and "
+                                  "megatron for the rest; engine/frameworks.py)")
     ep: int = Field(1, description="MoE: ranks the routed experts are sharded over whole "
                                    "(expert parallel); 1 = none")
     dp_attention: int = Field(1, description="serving MoE: attention data-parallel groups, each "

@@ -22,6 +22,7 @@ from engine import memory
 from engine.architecture import EXPERT_ROLES, ModelSpec, tensors
 from engine.catalog import GPUS_PER_SERVER, GpuSpec
 from engine.formats import compute_tflops, weight_path
+from engine.frameworks import Framework, framework_for
 from engine.i18n import N_, _, counted
 from engine.methods import MethodSpec
 from engine.quant import get_quant, weight_bytes
@@ -206,6 +207,13 @@ MEGATRON_DISPATCH_HBM_SHARE = 0.0128
 # compute (its report: computation to communication about 1:1, fully overlapped); Megatron's
 # and NeMo AutoModel's DeepEP runs overlap part (OVERLAP["other"]).
 DEEPEP_EFFICIENCY = 1.0
+# DeepSpeed ZeRO-3 fetches a parameter outside its prefetch trace synchronously: one
+# all-gather launched from its Python hooks and waited on, ~0.5 ms per parameter whatever its
+# size (deepspeedai/DeepSpeed#1069, 8 x A100 NVLink: 130 us pre-launch, 250 us launch, then a
+# device sync). Hugging Face MoE layers call their experts in the order the router picks, which
+# invalidates that trace every step (DeepSpeed#4808), so each expert's separate matrices are
+# gathered this way in every pass; dense layers keep their trace and prefetch under compute.
+ZERO3_FETCH_S = 0.5e-3
 HOST_LINK_GBPS = 20.0  # PCIe 4.0 x16 host<->GPU copies in practice
 CPU_ADAM_GBPS = 40.0  # DeepSpeed CPUAdam on a 2-socket server: memory-bandwidth bound
 # Interruptions at scale: Llama 3 405B saw 419 unexpected interruptions in 54 days on 16,384
@@ -225,8 +233,8 @@ MULTI_SERVER_EFFICIENCY = 0.76
 # What a plan's training speed assumes of its MoE layers, said in its detail.
 MOE_FRAMEWORK_NAMES = {
     "transformers": N_("Hugging Face Transformers (a loop over the experts, one host launch each)"),
-    "megatron": N_("Megatron-LM (grouped GEMM, alltoall token dispatcher)"),
-    "deepep": N_("Megatron-LM with DeepEP (DeepSeek-V3's dispatcher, partly overlapped)"),
+    "megatron": N_("grouped GEMM with an alltoall token dispatcher (NCCL all-to-all, in series)"),
+    "deepep": N_("grouped GEMM with DeepEP's token dispatcher (partly overlapped)"),
     "dualpipe": N_("DeepSeek-V3's recipe (FP8, DualPipe, DeepEP: all-to-all under compute)"),
 }
 
@@ -685,17 +693,27 @@ def dispatch_gbps(gpu: GpuSpec, ranks: int, framework: str) -> float:
     return 1 / (1 / link + 1 / (MEGATRON_DISPATCH_HBM_SHARE * gpu.bandwidth_gbps))
 
 
-def moe_framework(gpu: GpuSpec, *, tp: int, pp: int, ep: int, fp8: bool = False
-                  ) -> MoeFramework:
-    """Data-parallel plans launch Hugging Face code (LLaMA-Factory), tensor-, pipeline- or
-    expert-parallel ones Megatron (engine/launch.py). An expert-parallel degree beyond one
-    server runs DeepEP's internode kernels where they exist (NVLink cards with FP8 tensor cores:
-    Hopper and later), as DeepSeek-V3 (EP 64 over 2048 H800) and Megatron's large-EP recipes do;
-    EP 8 and under keeps Megatron's alltoall dispatcher, as its Qwen3 and gpt-oss recipes do.
-    FP8 training at such a degree is DeepSeek-V3's recipe, DualPipe included."""
-    if tp == 1 and pp == 1 and ep == 1:
+def deepep_runs(gpu: GpuSpec) -> bool:
+    """DeepEP's kernels need NVLink and Hopper's (or a later card's) instructions: the cards
+    with FP8 tensor cores among the NVLink ones."""
+    return gpu.has_nvlink and bool(gpu.fp8_tflops)
+
+
+def moe_framework(gpu: GpuSpec, *, tp: int, pp: int, ep: int, fp8: bool = False,
+                  framework: str | None = None) -> MoeFramework:
+    """How the plan's framework (engine/frameworks.py; unnamed: LLaMA-Factory for data-parallel
+    plans, Megatron for the rest) runs an MoE layer. Hugging Face modules loop over the
+    experts; NeMo AutoModel dispatches through DeepEP where the card runs it; Megatron (and
+    torchtitan's NCCL all-to-all) keeps the alltoall dispatcher at EP 8 and under, as its Qwen3
+    and gpt-oss recipes do, and beyond one server runs DeepEP's internode kernels where they
+    exist, as DeepSeek-V3 (EP 64 over 2048 H800) and Megatron's large-EP recipes do. FP8
+    training at such a degree is DeepSeek-V3's recipe, DualPipe included."""
+    fw = framework_for(framework, tp=tp, pp=pp, ep=ep)
+    if fw.hf_modules:
         return MoeFramework.transformers
-    if ep > GPUS_PER_SERVER and gpu.has_nvlink and gpu.fp8_tflops:
+    if fw.deepep and ep > 1 and deepep_runs(gpu):
+        return MoeFramework.deepep
+    if fw.sharding == "megatron" and ep > GPUS_PER_SERVER and deepep_runs(gpu):
         return MoeFramework.dualpipe if fp8 else MoeFramework.deepep
     return MoeFramework.megatron
 
@@ -726,7 +744,8 @@ def expert_gemm_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: 
 
 
 def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: int, pp: int,
-                passes: int, rate: float = float("inf"), fp8: bool = False) -> MoeRouting:
+                passes: int, rate: float = float("inf"), fp8: bool = False,
+                framework: str | None = None) -> MoeRouting:
     """A micro-batch's MoE cost on one GPU beyond its FLOPs, by the framework the plan launches:
     every pass (forward, backward, recomputed forward) permutes each token's top-k copies in
     HBM around the expert GEMMs (2 x k x hidden x 2 bytes a token a MoE layer, written and read
@@ -735,28 +754,48 @@ def moe_routing(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, ep: int, tp: in
     copies go out and come back over the EP group's links (Megatron's alltoall dispatcher
     through its HBM-bound processing and the link in series, DeepEP at the link's bandwidth).
     Sequence parallelism splits the tokens over TP."""
-    framework = moe_framework(gpu, tp=tp, pp=pp, ep=ep, fp8=fp8)
+    moe = moe_framework(gpu, tp=tp, pp=pp, ep=ep, fp8=fp8, framework=framework)
     if not spec.is_moe:
-        return MoeRouting(0.0, 0.0, framework)
+        return MoeRouting(0.0, 0.0, moe)
     copies = tokens / tp * spec.moe_layers / pp * spec.active_experts * spec.hidden * 2 * passes
     local = copies * MOE_PERMUTE_BYTES / (gpu.bandwidth_gbps * 1e9 * MOE_PERMUTE_EFFICIENCY)
     local += expert_gemm_s(spec, gpu, tokens=tokens, ep=ep, tp=tp, pp=pp,
                            full_recompute=passes == 3, rate=rate)
-    if framework == MoeFramework.transformers:
+    if moe == MoeFramework.transformers:
         local += spec.experts * spec.moe_layers * passes * HOST_EXPERT_S["transformers"]
     # experts split by TP alone see the TP group's tokens through its sequence-parallel
     # all-gathers (counted with the tensor-parallel traffic): no all-to-all
     if ep <= 1:
-        return MoeRouting(local, 0.0, framework)
+        return MoeRouting(local, 0.0, moe)
     ranks = ep * tp
     sent = copies * 2 * (ranks - 1) / ranks
-    return MoeRouting(local, sent / (dispatch_gbps(gpu, ranks, framework) * 1e9), framework)
+    return MoeRouting(local, sent / (dispatch_gbps(gpu, ranks, moe) * 1e9), moe)
+
+
+def expert_tensors(spec: ModelSpec) -> int:
+    """Separate parameters the routed experts of one MoE layer are in Hugging Face's per-expert
+    modules: each expert's matrices (and biases) on their own."""
+    roles = {t.role for t in tensors(spec) if t.role.removesuffix("_bias") in EXPERT_ROLES}
+    return len(roles) * spec.experts
+
+
+def zero3_fetch_s(spec: ModelSpec, fw: Framework, *, zero: int, dp: int, passes: int,
+                  pp: int = 1) -> float:
+    """Seconds a micro-batch waits on DeepSpeed ZeRO-3 fetching expert parameters one at a
+    time (ZERO3_FETCH_S each, every pass): Hugging Face MoE layers under DeepSpeed only. FSDP
+    gathers a wrapped block's flat parameter at once; Megatron and native MoE layers keep
+    their experts whole or sharded by expert parallelism."""
+    if not (spec.is_moe and fw.hf_modules and fw.sharding == "deepspeed" and zero >= 3
+            and dp > 1):
+        return 0.0
+    return passes * spec.moe_layers / pp * expert_tensors(spec) * ZERO3_FETCH_S
 
 
 def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec, checkpointing: str,
                 seq: int, batch: int, zero: int, tp: int, tokens: int | None,
                 trainable: int, offload: str = "none", pp: int = 1, ep: int = 1,
-                precision: str = "bf16", cp: int = 1) -> TrainSpeed:
+                precision: str = "bf16", cp: int = 1, framework: str | None = None
+                ) -> TrainSpeed:
     """Cluster tokens/s = GPUs x peak x utilization / FLOPs per token, slowed by tensor-parallel
     all-reduces, MoE token routing (expert-parallel all-to-alls), the pipeline bubble, QLoRA's
     dequantization, offload, whatever gradient or shard traffic does not hide under compute,
@@ -776,15 +815,18 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     compute_s = flops_token * tokens_step / (peak * u * tp * pp * cp)
     rank_tokens = tokens_step / cp
     passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
+    fw = framework_for(framework, tp=tp, pp=pp, ep=ep, cp=cp)
     moe = moe_routing(spec, gpu, tokens=rank_tokens, ep=ep, tp=tp, pp=pp, passes=passes,
-                      rate=peak * u, fp8=fp8)
+                      rate=peak * u, fp8=fp8, framework=fw.name)
+    # ZeRO-3 fetches outside the prefetch trace wait in series with the layer that needs them
+    fetch_s = zero3_fetch_s(spec, fw, zero=zero, dp=dp, passes=passes, pp=pp)
     # the next expert GEMM needs the tokens: routing waits on Megatron's all-to-alls; DeepEP's
     # run beside the other micro-batch's compute, wholly under DualPipe, partly otherwise
     deepep = moe.framework in (MoeFramework.deepep, MoeFramework.dualpipe)
     overlapped_s = moe.alltoall_s if deepep else 0.0
     hidden_share = OVERLAP["sharded"] if moe.framework == MoeFramework.dualpipe \
         else OVERLAP["other"]
-    routing_s = moe.local_s + moe.alltoall_s - overlapped_s
+    routing_s = moe.local_s + moe.alltoall_s - overlapped_s + fetch_s
     dequant_s = 0.0
     if method.quantized_base:
         dequant_s = passes * spec.params / (tp * pp) * QLORA_DEQUANT_BYTES / (
@@ -871,13 +913,19 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                     "sequence and passes K and V around the ring, {s:.2f} s per micro-batch "
                     "before overlap").format(cp=cp, tokens=round(rank_tokens), s=cp_s)
     if spec.is_moe:
-        detail += _("; MoE layers as {framework} runs them: {how}, {s:.2f} s per micro-batch"
+        detail += _("; MoE layers in {framework}: {moe}, {how}, {s:.2f} s per micro-batch"
                     " beyond their FLOPs").format(
-            framework=_(MOE_FRAMEWORK_NAMES[moe.framework]), s=moe.local_s + moe.alltoall_s,
+            framework=_(fw.label), moe=_(MOE_FRAMEWORK_NAMES[moe.framework]),
+            s=moe.local_s + moe.alltoall_s,
             how=_("expert parallel EP={ep}, all-to-all at {bw:.0f} GB/s").format(
                 ep=ep, bw=dispatch_gbps(gpu, ep * tp, moe.framework)) if ep > 1
             else _("experts split by tensor parallelism") if tp > 1
             else _("every expert on every GPU"))
+    if fetch_s:
+        detail += _("; DeepSpeed ZeRO-3 fetches {count:,} expert parameters one at a time per"
+                    " micro-batch ({ms:.1f} ms each, outside its prefetch trace): {s:.1f} s"
+                    ).format(count=round(fetch_s / ZERO3_FETCH_S), ms=ZERO3_FETCH_S * 1e3,
+                             s=fetch_s)
     if fp8:
         detail += _("; FP8 GEMMs at {tflops:.0f} TFLOPS peak").format(tflops=peak_tflops)
     elif precision == "fp8":

@@ -240,7 +240,7 @@ FILLER = ("需要", "多少", "怎么", "什么", "配置", "服务器", "机器
           "版本", "一个", "个", "可以", "能", "是", "有", "显卡", "整机", "规模", "左右的", "评估",
           "推荐", "按", "全公司", "公司", "团队", "训练完", "训完", "跑完", "完成", "搞定", "只", "同时",
           "吞吐量", "吞吐", "要求", "总共", "一共", "共计", "把", "完", "才能", "才", "这个配置", "这个",
-          "这样", "有没有必要", "有没有", "有必要", "必要")
+          "这样", "有没有必要", "有没有", "有必要", "必要", "基于", "采用")
 
 # models: the R1 distills by size (read before the catalog's names, so `deepseek-r1 蒸馏版 32B`
 # is the distill, not deepseek-r1)
@@ -256,6 +256,8 @@ ZH_MODEL_ROWS: tuple[Phrase, ...] = (
 )
 ZH_PHRASES: tuple[Phrase, ...] = (
     *ZH_MODEL_ROWS,
+    # 用megatron训: 训 alone is training, said by the framework named beside it
+    words(r"训(?![练完])", "", "用megatron训"),
     # 满血版: the full model, which the name already is
     words(r"满血版本?|满血|完整版|原版|非量化版", "", "deepseek-r1 满血版 部署"),
     *(words(q, "") for q in QUESTIONS),

@@ -39,6 +39,11 @@ QUESTIONS = (
     "70B pretrain tokens=2T", "llama-3.1-8b full-finetune optimizer=adamw-8bit checkpointing=none",
     "7B full-finetune loss=chunked", "llama-3.1-8b full-finetune gpu=h100-sxm gpus=8 zero=2",
     "qwen3-30b-a3b lora", "mixtral-8x7b full-finetune gpu=h100-sxm gpus=16",
+    # named training frameworks (engine/frameworks.py)
+    "qwen3-30b-a3b full-finetune gpu=h100-sxm gpus=8 ep=8 framework=nemo-automodel",
+    "llama-3.1-8b pretrain gpu=h100-sxm gpus=8 zero=3 framework=torchtitan",
+    "llama-3.1-8b qlora gpu=4090 framework=unsloth",
+    "llama-3.1-8b full-finetune gpu=h100-sxm gpus=8 framework=megatron",
 )
 
 
