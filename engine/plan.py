@@ -816,19 +816,23 @@ class FullLoad(NamedTuple):
     tokens_per_s: float  # output tokens/s of the whole plan
 
 
-def full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy) -> FullLoad:
+def full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
+              concurrency: int | None = None) -> FullLoad:
     """Output throughput under maximum load (requests queued without pause, as trtllm-bench's
     throughput benchmark runs them). TensorRT-LLM's scheduler admits a request only when the
     paged KV cache can hold it to completion (its default capacity policy, GUARANTEED_NO_EVICT:
     no request is ever paused), so the cards hold as many sequences as fit at P + O tokens in
     the memory the model leaves free (sequences_to_completion, up to MAX_RUNNING). Each live
     sequence has P + O/2 tokens on average over its life: what every step's attention reads.
-    Every step also carries the chunked prefills of the requests replacing finished ones."""
+    Every step also carries the chunked prefills of the requests replacing finished ones.
+    `concurrency` caps the sequences in flight where a benchmark states its client's (trtllm-
+    bench --concurrency, vLLM bench --max-concurrency)."""
     answer = req.answer_tokens
     mean = max(1, req.prompt_tokens + answer // 2)
     whole = req.model_copy(update={"context": req.prompt_tokens + answer, "users": 1,
                                    "prompt": req.prompt_tokens, "output": answer})
-    users = max(1, min(sequences_to_completion(spec, whole, s, gpus, gpu), MAX_RUNNING))
+    users = max(1, min(sequences_to_completion(spec, whole, s, gpus, gpu),
+                       concurrency or MAX_RUNNING))
     loaded = whole.model_copy(update={"users": users, "context": mean})
     sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=mean,
                            users=users_per_replica(loaded, s),
@@ -838,11 +842,13 @@ def full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strateg
     return FullLoad(users, sp.decode_aggregate * s.replicas)
 
 
-def best_full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int) -> FullLoad | None:
+def best_full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int,
+                   concurrency: int | None = None) -> FullLoad | None:
     """The sharding of `gpus` cards that serves the most output tokens/s under maximum load (a
     throughput benchmark tunes for it: DP attention and EP for MoE models, as TensorRT-LLM's
     DEP8), among those that hold the model; None when none does."""
-    found = [full_load(spec, req, gpu, gpus, s) for s in strategies(spec, req, gpus, gpu.has_nvlink)
+    found = [full_load(spec, req, gpu, gpus, s, concurrency)
+             for s in strategies(spec, req, gpus, gpu.has_nvlink)
              if verdict_of(_need(_cached_components(spec, req, s), req, s, gpus),
                            gpu.memory_bytes, req, s, gpus) != "no"]
     return max(found, key=lambda f: f.tokens_per_s) if found else None

@@ -430,6 +430,15 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
                                                     tp=tp, engine=engine)[0]
         chunk = prefill_tokens / (rate * dp_attn)
     gemm += chunk
+    # The routed experts multiply in their own grouped-GEMM kernels, each expert's few rows
+    # (tokens x k / experts a step) against its whole weight: they are bound by their own
+    # roofline, their weight reads never hidden under the attention projections' compute (or
+    # the reverse). Their share of the step's matmul FLOPs is their share of the active weights.
+    expert_share = (memory.routed_expert_params(spec) * spec.active_experts / spec.experts
+                    / spec.active_params) if spec.is_moe else 0.0
+    dense_weights_s = dense / tp / bandwidth
+    experts_weights_s = weights_s - dense_weights_s
+    matmul_s = split_matmul_s(dense_weights_s, experts_weights_s, gemm, expert_share)
     layers = spec.layers * LAYER_OVERHEAD_S[engine]
     moe = spec.moe_layers * MOE_LAYER_S[engine]
     mla = spec.layers * MLA_LAYER_S[engine] if spec.attention == "mla" else 0.0
@@ -463,7 +472,7 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
     # roofline: the weight reads hide under the GEMMs' compute (or the reverse), the KV reads
     # under attention's, never one under the other. (At batch 1 both are bound by their reads,
     # and the sum is the step's bytes over the bandwidth.)
-    device = (max(weights_s, gemm) + max(kv_s, attention) + routing + layers + moe + mla + comm
+    device = (matmul_s + max(kv_s, attention) + routing + layers + moe + mla + comm
               + STEP_OVERHEAD_S[engine])
     host = (spec.layers * HOST_LAYER_S.get(engine, 0.0)
             + spec.moe_layers * spec.experts * HOST_EXPERT_S.get(engine, 0.0))
@@ -471,8 +480,18 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
              "gemm": gemm, "kv": kv_s, "attention": attention, "routing": routing,
              "layers": layers, "moe": moe,
              "mla": mla, "comm": comm, "host": host, "bytes": weights + kv,
-             "efficiency": efficiency, "prefill": chunk, "device": device}
+             "efficiency": efficiency, "prefill": chunk, "device": device,
+             "matmul": matmul_s, "dense_weights": dense_weights_s,
+             "experts_weights": experts_weights_s, "expert_share": expert_share}
     return max(device, host), parts
+
+
+def split_matmul_s(dense_weights_s: float, experts_weights_s: float, gemm_s: float,
+                   expert_share: float) -> float:
+    """A step's matmul time: the dense GEMMs and the routed experts' grouped GEMMs each at
+    their own roofline (weight reads or compute, whichever is longer), one after the other."""
+    return (max(dense_weights_s, gemm_s * (1 - expert_share))
+            + max(experts_weights_s, gemm_s * expert_share))
 
 
 def int8_tensor_tops(gpu: GpuSpec) -> float:
@@ -546,7 +565,8 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
         # the total throughput also carries each user's own prompt: the same step with the
         # extra prompt tokens' compute
         extra = (everyone - others) / (prefill * dp_attn)
-        device = p["device"] + max(p["weights"], p["gemm"] + extra) - max(p["weights"], p["gemm"])
+        device = p["device"] - p["matmul"] + split_matmul_s(
+            p["dense_weights"], p["experts_weights"], p["gemm"] + extra, p["expert_share"])
         aggregate = users / max(device, p["host"])
     detail = _("decode: {gb:.2f} GB read per step over {gpus} at {eff:.0%} of {bw:.0f} GB/s"
                " + {layers} layers x {us:.0f} us ({engine})").format(

@@ -178,12 +178,26 @@ WHY += [
      "further."),
 ]
 WHY += [
-    ("max_throughput_tokens_per_s", "trtllm-maxtput-*",
-     "every row over, most at high concurrency: gpusize takes a decode step's GEMMs at prefill "
-     "efficiency whatever the batch, reads the paged KV cache at the weight-streaming share of "
-     "bandwidth, and counts no host time per scheduled sequence; the number of sequences "
-     "TensorRT-LLM kept in flight is not published (gpusize fills the KV cache up to 2048). "
-     "No constant was fitted to these rows."),
+    ("max_throughput_tokens_per_s", "trtllm-maxtput-deepseek-r1-fp8-8xh200-1k1k",
+     "the sequences TensorRT-LLM kept in flight are not published, and here they set the answer: "
+     "gpusize fills the KV cache up to 2,048 (256 a rank), where each rank's step carries 256 "
+     "decodes and 256 prompt tokens. trtllm-bench sizes max_batch_size from a KV estimate that "
+     "counts MLA as 128 full heads (1.7 MB a token, not the ~35 KB latent): 160 a rank, 1,280 in "
+     "flight, at which gpusize lands within 8%; at the concurrency TensorRT-LLM's DeepSeek-R1 "
+     "guide publishes (1,024, row trtllm-guide-deepseek-r1-fp8-8xh200-1k2k-c1024) within 9%. The "
+     "same estimate would give 64 a rank at 1k/8k, where gpusize's 920 lands within 8% and 512 "
+     "would be 31% under: which cap each run had is not published."),
+    ("max_throughput_tokens_per_s", "trtllm-maxtput-gpt-oss-*",
+     "gpt-oss in MXFP4, every row over (16-128%), most on Hopper, where TensorRT-LLM runs the MoE "
+     "layers with Triton's MXFP4 kernels (weights dequantized to bf16 in the kernel) and a 16-bit "
+     "KV cache; gpusize takes those GEMMs at the bf16 peak's share the FEED rule gives and "
+     "counts no cost for the attention sinks or the 201k-token vocabulary's logits. On B200 "
+     "(native MXFP4) the rows are 29-49% over. No constant was fitted to these rows."),
+    ("max_throughput_tokens_per_s", "trtllm-maxtput-llama4-maverick-*-8k1k",
+     "8k prompts for 1k answers: eight prompt tokens prefilled for each one decoded, so the "
+     "step is mostly the prompts' GEMMs, which gpusize takes at the dense prefill rate of "
+     "Maverick's 17B active parameters; TensorRT-LLM prefills them faster here (the 1k/1k row is "
+     "within 3%). Not explained further."),
 ]
 REASONS = {"unpinned": (
     "no gpus= in the query, so the plan is the smallest count that fits (a few GPUs, one server) "
@@ -227,16 +241,19 @@ def _as_plan_basis(measured: float, ref: dict, gpus: int) -> tuple[float, str]:
 
 def full_load_per_gpu(query: str) -> tuple[float, str]:
     """Output tokens/s per GPU under maximum load for a pinned card and count (prompt= and
-    output= give the request), the sharding a throughput benchmark would tune to
-    (engine.plan.best_full_load)."""
+    output= give the request; users=, where given, the client's concurrency), the sharding a
+    throughput benchmark would tune to (engine.plan.best_full_load)."""
     req = parse(query)
     if not (req.gpu and req.gpus and req.prompt and req.output):
         raise ValueError("a full-load row pins gpu=, gpus=, prompt= and output=")
     spec, _ = resolve_model(req.model)
-    req = req.model_copy(update={"context": req.prompt + req.output})
+    # users= in the query is the benchmark client's published concurrency: a cap on the
+    # sequences in flight, which the KV cache need not hold at once at full length
+    concurrency = req.users if "users=" in query else None
+    req = req.model_copy(update={"context": req.prompt + req.output, "users": 1})
     req, _notes = with_model_defaults(spec, req)
     req, _notes = with_native_format(spec, req)
-    load = best_full_load(spec, req, catalog.gpus()[req.gpu], req.gpus)
+    load = best_full_load(spec, req, catalog.gpus()[req.gpu], req.gpus, concurrency)
     if load is None:
         raise ValueError("no sharding holds the model")
     return load.tokens_per_s / req.gpus, f"{req.gpus} x {req.gpu} at {load.users} sequences"

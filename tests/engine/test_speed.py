@@ -452,3 +452,50 @@ def test_selective_costs_time_between_none_and_full() -> None:
     dropped = (every - kept) / 8
     assert speed.selective_recompute_s(spec, gpu, tokens=4096, tp=8, pp=1) == pytest.approx(
         2 * dropped * 4096 * spec.layers / (gpu.bandwidth_gbps * 1e9))
+
+
+# -- under load: physical directions ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("model", "gpu", "quant", "tp", "ep", "dp_attn"), [
+    ("llama-3.1-8b", "h100-sxm", "bf16", 1, 1, 1),
+    ("qwen3-30b-a3b", "h200", "fp8", 1, 1, 1),
+    ("deepseek-r1", "h200", "fp8", 1, 8, 8),
+    ("gpt-oss-120b", "b200", "mxfp4", 2, 1, 1),
+])
+def test_more_users_never_raise_tokens_per_user(model: str, gpu: str, quant: str, tp: int,
+                                                ep: int, dp_attn: int) -> None:
+    spec = _spec(model)
+    for prompt, output in ((0, 0), (1000, 1000), (8000, 1000)):
+        per_user = [speed.serve_speed(spec, GPUS[gpu], quant=quant, context=2000, users=n,
+                                      kv_bytes=1, tp=tp, pp=1, ep=ep, dp_attn=dp_attn,
+                                      prompt=prompt, output=output).decode_per_sequence
+                    for n in (1, 8, 64, 256, 1024, 2048)]
+        assert per_user == sorted(per_user, reverse=True)
+
+
+def test_routed_experts_are_bound_by_their_own_roofline() -> None:
+    """The experts' weight reads do not hide under the dense GEMMs' compute: a MoE step's matmul
+    time is at least the combined roofline's, and a dense model's is exactly it."""
+    kw = dict(context=1500, kv_bytes=1, engine="vllm", prefill_tokens=256.0)
+    _s, moe = speed.decode_step_s(_spec("deepseek-r1"), GPUS["h200"], quant="fp8", users=256,
+                                  tp=1, ep=8, dp_attn=8, **kw)
+    assert moe["matmul"] >= max(moe["weights"], moe["gemm"])
+    assert 0 < moe["expert_share"] < 1
+    _s, dense = speed.decode_step_s(_spec("llama-3.1-70b"), GPUS["h200"], quant="fp8",
+                                    users=256, tp=2, **kw)
+    assert dense["expert_share"] == 0
+    assert dense["matmul"] == pytest.approx(max(dense["weights"], dense["gemm"]))
+
+
+def test_a_published_concurrency_caps_the_sequences_in_flight() -> None:
+    from engine.parse import parse
+    from engine.plan import best_full_load
+    req = parse("llama-3.3-70b inference gpu=h200 gpus=2 tp=2 quant=fp8 kv=fp8 prompt=1000 "
+                "output=1000 context=2000")
+    spec, gpu = _spec("llama-3.3-70b"), GPUS["h200"]
+    free = best_full_load(spec, req, gpu, 2)
+    capped = best_full_load(spec, req, gpu, 2, concurrency=128)
+    assert free is not None and capped is not None
+    assert capped.users == 128 < free.users
+    assert capped.tokens_per_s < free.tokens_per_s
