@@ -258,7 +258,9 @@ def chart_flood(limit: str) -> dict[str, Any]:
                 f"alone, {loaded * 1000:.0f} ms during the clicks, after {uploads_before} "
                 f"chart uploads; {charts} charts posted, {refused} clicks refused privately")
         print(line, flush=True)
-        return {"attack": f"chart flood, limit {limit}", "alone_ms": round(quiet * 1000),
+        # held: no click drew a chart past the limit
+        return {"attack": f"chart flood, limit {limit}", "tried": 30,
+                "held": 30 - max(0, charts - int(limit)), "alone_ms": round(quiet * 1000),
                 "loaded_ms": round(loaded * 1000), "uploads_before": uploads_before,
                 "charts": charts, "refused": refused}
 
@@ -633,7 +635,12 @@ def main(argv: list[str]) -> int:
                 if not only or any(name.startswith(prefix) for prefix in only)]
     lost = sum(int(r.get("lost", 0)) + int(r.get("doubled", 0)) for r in results)
     print(f"lost or doubled in all: {lost}")
-    return 1 if lost else 0
+    # an attack holds when every try held: fewer held than tried fails the run too (a chatter
+    # message that cost a job slot, a poison entry not set aside), not only a loss or a double
+    failed = [r["attack"] for r in results if "tried" in r and (
+        int(r.get("held", 0)) < int(r["tried"]) or r.get("lost") or r.get("doubled"))]
+    print(f"not held: {'; '.join(failed) or 'none'}")
+    return 1 if failed or lost else 0
 
 
 if __name__ == "__main__":

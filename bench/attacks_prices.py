@@ -41,7 +41,7 @@ from redis.asyncio import Redis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import pricecommands
-from bot.digest import MAX_SUBSCRIPTIONS, Digests, Subscription
+from bot.digest import MAX_SUBSCRIPTIONS, UNREACHABLE_LIMIT, Digests, Subscription
 from bot.pricestore import MAX_QUOTES, PriceStore
 from tests.harness import (
     SECRET,
@@ -117,8 +117,18 @@ class Run:
             self.db.set(f"gpusize:v1:locale:{TEAM}:{user}", "en")
 
 
-def row(name: str, tried: int, held: int, note: str = "") -> None:
-    print(f"  {name:<62} tried {tried:>5}  held {held:>5}  {note}")
+FAILED: list[str] = []  # rows whose attack was not held: the run exits 1
+
+
+def row(name: str, tried: int, held: int, note: str = "", *, want: int | None = None,
+        ok: bool | None = None) -> None:
+    """One attack's figures. It held when `held` reaches `want` (every try, by default) of a
+    non-empty `tried`, or as `ok` says for a row whose figures are not a count of tries."""
+    held_it = ok if ok is not None else tried > 0 and held == (tried if want is None else want)
+    if not held_it:
+        FAILED.append(name)
+    print(f"  {'' if held_it else 'FAILED '}{name:<62} tried {tried:>5}  held {held:>5}  {note}",
+          flush=True)
 
 
 # -- 1. digests ---------------------------------------------------------------------------------
@@ -156,7 +166,8 @@ def digests(r: Run) -> None:
           f"{len(runs)} runs of `gpusize digest run`")
     row("good digests posted", 4, len(good), "(before: 0 of 4)")
     row("posts to the removed channel (then turned off)", len(bad),
-        int(stored["disabled_at"] is not None), f"unreachable={stored['unreachable']}")
+        int(stored["disabled_at"] is not None), f"unreachable={stored['unreachable']}",
+        ok=stored["disabled_at"] is not None and len(bad) <= UNREACHABLE_LIMIT)
     row("creator told privately (DM), list says why", 1,
         int(len(dms) == 1 and "turned off" in listing and "not_in_channel" in listing))
 
@@ -217,7 +228,9 @@ def spoofing(r: Run) -> None:
           f"feed, import ({imported.returncode == 0 and 'imported'})")
     clean = sum(not any(UNSAFE.search(str(v)) or "\n" in str(v) for v in p.values())
                 for p in spoofed)
-    row("stored records without control/bidi characters", len(spoofed), clean)
+    # one record from each path (quote, feed, import), each stored clean
+    row("stored records without control/bidi characters", len(spoofed), clean,
+        ok=len(spoofed) == 3 and clean == 3)
     for name, message in (("digest posted", digest), ("price history", history)):
         sections = [b["text"] for b in message["blocks"] if b["type"] == "section"]
         shown = "\n".join(t["text"] for t in sections)
@@ -323,16 +336,17 @@ def quotes(r: Run) -> None:
           f"{pricecommands.QUOTE_LIMIT.count} per person per "
           f"{pricecommands.QUOTE_LIMIT.window_s // 60} min")
     row("quotes attempted by 2,000 users: refused beyond the cap", 20_000, refused,
-        f"stored {stored}, {spent:.1f} s")
+        f"stored {stored}, {spent:.1f} s", ok=stored <= MAX_QUOTES and refused == 20_000 - stored)
     print(f"  answer time, median of 5: no quotes {statistics.median(base):.2f} s; after 20,000 "
           f"attempted {statistics.median(capped):.2f} s; 20,000 stored before the cap: first "
           f"{legacy[0]:.2f} s (builds the book), then {statistics.median(legacy[1:]):.2f} s")
 
 
-def main() -> None:
+def main() -> int:
+    """0 when every attack held, 1 when one did not (named at the end)."""
     if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the help; nothing runs
         print(__doc__)
-        return None
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
         redis = RedisServer(port=free_port(), directory=tmpdir)
@@ -353,7 +367,10 @@ def main() -> None:
             feeds.shutdown()
             server.shutdown()
             redis.stop()
+    if FAILED:
+        print(f"\nnot held: {'; '.join(FAILED)}")
+    return 1 if FAILED else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
