@@ -128,15 +128,18 @@ WHY = [
      "the same AD102 chip and power; measured, the two prefill alike (8,870 and 9,229 tokens/s)."),
 ]
 WHY += [
-    ("train_tokens_per_s", "nemo-automodel-h100x8-qwen3-30b-a3b-*",
-     "the grammar names no training framework: at EP 8 inside one server gpusize assumes "
-     "Megatron's alltoall dispatcher (Megatron-Bridge's recipe: 5,275 tokens/s a GPU on 16 H100 "
-     "in FP8, within 5%); NeMo AutoModel runs DeepEP there and reaches 2.3x that"),
+    ("train_tokens_per_s", "nemo-automodel-h100x8-*",
+     "NeMo AutoModel inside one server (framework=nemo-automodel: DeepEP at NVLink's rate, half "
+     "of it hidden under compute): its own table gives these runs 28% of the H100's bf16 peak in "
+     "model FLOPs, Megatron-Bridge's alltoall recipe 5,275 tokens/s a GPU for Qwen3-30B-A3B "
+     "(within 4%); with the dispatcher in series gpusize would be 59% under, with DeepEP it is "
+     "over: what NeMo AutoModel spends beyond its dispatch at EP 8 is not in the model"),
     ("train_tokens_per_s", "ms-swift-a800x16-qwen3-30b-a3b-zero3",
-     "DeepSpeed ZeRO-3 over Hugging Face modules gathers and releases every expert's three "
-     "matrices as separate parameters, 18,432 small collectives a pass across two servers, each "
-     "with its Python hooks; gpusize counts the volume of ZeRO-3's traffic and the per-expert "
-     "loop's host launches, not a latency per gathered tensor (the 91 s a step imply ~1 ms each)"),
+     "DeepSpeed ZeRO-3 over Hugging Face modules (framework=ms-swift) gathers each expert's three "
+     "matrices as separate parameters outside its prefetch trace, 18,432 a pass: gpusize charges "
+     "speed.ZERO3_FETCH_S (0.5 ms, DeepSpeed#1069 on one 8 x A100 server) for each, 27.6 s of the "
+     "91.2 s step (was +2329% without it); across two servers each gather also waits on the "
+     "network's latency, which the 0.5 ms measured inside one server does not hold"),
     ("train_tokens_per_s", "megatron-bridge-h100-*-ep8",
      "the published layout (TP 1, PP 4, EP 8 inside one server) does not fit gpusize's memory at "
      "micro-batch 4 (81 GiB before overheads: it counts fp32 logits and every routed copy's expert "
