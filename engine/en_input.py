@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from engine import numbers
+from engine import datasize, numbers
 from engine.frameworks import FRAMEWORK_WORDS
 from engine.phrases import (
     CARD,
@@ -97,6 +97,11 @@ def _horizon(m: re.Match[str]) -> str | None:
     if value is None or value <= 0:
         return None
     return numbers.plain(value * (12 if m.group("unit").lower().startswith("y") else 1))
+
+
+BYTES = r"(?P<n>(?<![\w.])\d+(?:\.\d+)?)\s*(?P<b>[kmgt]b)\b"
+
+
 
 
 def _hours_a_day(m: re.Match[str]) -> str | None:
@@ -187,8 +192,17 @@ EN_PHRASES: tuple[Phrase, ...] = (
     # users: "20 users", "100 concurrent users", "concurrency 100"
     keyed(r"\b" + N + r"\s*(?:concurrent|simultaneous|parallel)\s*(?:users|streams|sessions|requests|"
           r"connections)?\b", "users", number, "100 concurrent users"),
-    keyed(r"\b" + N + r"\s*(?:users|streams|sessions|people|persons|employees|staff|engineers|"
-          r"developers|seats)\b", "users", number, "20 users"),
+    # a head count, not users at once (engine/rates.py reads it as traffic): "200 developers",
+    # "a team of 30", "a 50-person company", "100 seats"
+    keyed(r"\b" + N + r"\s*(?:employees|staff|staffers|engineers|developers|devs|programmers|"
+          r"researchers|analysts|agents|seats|licen[cs]es|team\s+members|colleagues|students|"
+          r"teachers|doctors|lawyers)\b", "people", number, "200 developers"),
+    keyed(r"\b(?:team|company|org|organi[sz]ation|department|group|staff)\s+of\s+" + N
+          + r"(?:\s*(?:people|persons|users|employees|engineers|developers|devs|researchers))?\b",
+          "people", number, "a team of 30"),
+    keyed(r"\b" + N + r"[- ]?(?:person|people|man|member|seat|engineer|developer)\s+"
+          r"(?:team|company|org|startup|department|group|lab)\b", "people", number, "a 50-person team"),
+    keyed(r"\b" + N + r"\s*(?:users|streams|sessions|people|persons)\b", "users", number, "20 users"),
     keyed(r"\b(?:users|concurrency|concurrent users)" + SAY + N, "users", number, "concurrency 100"),
     # servers and cards: "two 8-gpu servers", "2 nodes of 8 h800", "8x h100", "8 gpus"
     # "2 A800 servers (16 GPUs)": the total said wins; else 8 cards a server
@@ -219,6 +233,50 @@ EN_PHRASES: tuple[Phrase, ...] = (
            lambda m, _k: cards(1, m, known=True), "with a 5090"),
     Phrase((r"\b(?P<n>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s+" + CARD + r"(?:\s+(?:gpus?|cards?))?\b"),
            lambda m, _k: cards(_count(m), m, known=True), "two 4090s"),
+    # deadlines relative to today (engine/deadline.py counts the days)
+    words(r"\b(?:(?:by|before|until)\s+)?(?:the\s+)?end\s+of\s+next\s+month\b|\bwithin\s+next\s+month\b",
+          "due=next_month_end", "by end of next month"),
+    words(r"\b(?:(?:by|before|until)\s+)?(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b|"
+          r"\bby\s+month[- ]end\b", "due=month_end", "by end of month"),
+    words(r"\b(?:(?:by|before|until)\s+)?next\s+month\b", "due=next_month", "by next month"),
+    words(r"\b(?:(?:by|before|until)\s+)?(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b|"
+          r"\bby\s+year[- ]end\b", "due=year_end", "by end of year"),
+    words(r"\b(?:by|before|until|within)\s+next\s+week\b", "due=next_week", "by next week"),
+    # host memory (offload to CPU) and card memory without a card's name: "512GB RAM", "24gb",
+    # "48GB cards", "a 24 GB GPU"
+    keyed(r"\b(?P<n>\d{1,4})\s*(?P<t>[gt])b?\s*(?:of\s+)?(?:system\s+|host\s+|cpu\s+|ddr[45]\s+)?"
+          r"(?:ram|memory\s+on\s+the\s+host|host\s+memory|system\s+memory|cpu\s+memory)\b", "host_memory",
+          datasize.gigabytes, "512GB RAM"),
+    keyed(r"\b(?:ram|host\s+memory|system\s+memory)\s*(?:of|is|:)?\s*(?P<n>\d{1,4})\s*(?P<t>[gt])b?\b",
+          "host_memory", datasize.gigabytes, "RAM 512GB"),
+    # a data set in samples or bytes (engine/datasize.py turns it into tokens for training):
+    # "50k samples", "100k conversations", "a 3GB dataset", "dataset of 3 GB", "3 epochs"
+    Phrase((r"\b" + N + r"\s*(?:training\s+|fine[- ]?tuning\s+|sft\s+|chat\s+|instruction\s+)?"
+            r"(?:samples|examples|conversations|dialogues|dialogs|instructions|qa\s+pairs|pairs|rows|"
+            r"records)\b(?:\s+of\s+(?:training\s+)?data)?"),
+           lambda m, _k: datasize.samples_token(m), "50k samples"),
+    Phrase((BYTES + r"\s*(?:of\s+)?(?:training\s+|fine[- ]?tuning\s+|sft\s+)?(?:data(?:\s*set)?|text|corpus|"
+            r"jsonl)\b"),
+           lambda m, _k: datasize.bytes_token(m), "a 3GB dataset"),
+    Phrase((r"\b(?:data\s*set|corpus|training\s+data|data)\s*(?:size\s*)?(?:of|is|:|~|=)?\s*" + BYTES),
+           lambda m, _k: datasize.bytes_token(m), "dataset of 3 GB"),
+    Phrase((r"\b(?P<n>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s*epochs?\b|\bepochs?\s*(?:of|:|=)?\s*"
+            r"(?P<n2>\d{1,3})\b"),
+           lambda m, _k: datasize.epochs_token(m), "3 epochs"),
+    keyed(r"\b" + N + r"\s*tokens?\s+of\s+(?:training\s+|fine[- ]?tuning\s+)?(?:data|text|corpus)\b",
+          "tokens",
+          number, "2B tokens of data"),
+    # card memory without a card's name (after the data set's bytes)
+    # "two 48GB cards": a count of cards of that memory
+    Phrase((r"\b(?P<c>\d{1,3}|" + numbers.EN_NUMBER_WORD + r")\s+(?P<n>\d{1,3})\s*(?P<t>g)b?\s+"
+            r"(?:cards|gpus)\b"),
+           lambda m, _k: (f"gpus={_count(m, 'c')} card_memory={datasize.gigabytes(m)}"
+                          if _count(m, "c") and datasize.gigabytes(m) else None), "two 48GB cards"),
+    keyed(r"\b(?P<n>\d{1,3})\s*(?P<t>g)b?\b(?:\s*(?:of\s+)?(?:vram|gpu\s+memory|video\s+memory))?"
+          r"(?:\s+(?:cards?|gpus?))?(?!\s*(?:of\s+)?(?:ram|system|host|cpu|ddr))", "card_memory",
+          datasize.gigabytes, "48GB cards"),
+    keyed(r"\b(?:vram|gpu\s+memory)\s*(?:of|is|:)?\s*(?P<n>\d{1,3})\s*(?P<t>g)b?\b", "card_memory",
+          datasize.gigabytes, "VRAM 24GB"),
     # training tokens, LoRA rank, hours
     keyed(r"\b" + N + r"\s*tokens?\b(?!\s*(?:/|per\b|a\s+(?:day|second|sec|minute|min|hour|month)\b))",
           "tokens", number, "1T tokens"),

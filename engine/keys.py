@@ -307,6 +307,10 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "replicas": ("replicas", _plain_count, N_("independent copies of the model, e.g. 2")),
     "gpu_util": ("gpu_util", _fraction, N_("share of the card vLLM may use (its "
                                            "gpu_memory_utilization), e.g. 0.95")),
+    "card_memory": ("card_memory", lambda k, v: _positive(k, v.lower().removesuffix("gb").removesuffix("g")),
+                    N_("memory of each card in GB, no card named: cards of that memory, e.g. 24")),
+    "host_memory": ("host_memory", lambda k, v: _positive(k, v.lower().removesuffix("gb").removesuffix("g")),
+                    N_("host RAM per server in GB, for CPU offload, e.g. 512")),
     "days": ("days", lambda k, v: _positive(k, v.removesuffix("d")),
              N_("days a tokens= training run may take, e.g. 14")),
     "requests": ("requests", _plain_count, N_("requests per day when serving, e.g. 10k")),

@@ -1101,6 +1101,17 @@ def obtainable(card: str, req: Request, book: PriceBook) -> bool:
     return (buy and req.mode != "rent") or (rent and req.mode != "buy")
 
 
+def cards_of_memory(cards: list[GpuSpec], memory_gb: float) -> list[GpuSpec]:
+    """card_memory= (24G显存, 48GB cards): the cards of that marketed memory, or, where none has
+    it, those of the nearest memory above it (below it, when none is above)."""
+    sizes = sorted({g.memory_gb for g in cards})
+    if not sizes:
+        return cards
+    above = [m for m in sizes if m >= memory_gb - 0.5]
+    nearest = above[0] if above else sizes[-1]
+    return [g for g in cards if g.memory_gb == nearest]
+
+
 @_per_answer(paid=True, copy=lambda got: tuple(list(part) for part in got))
 def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
                  book: PriceBook) -> tuple[list[Plan], list[str], list[str]]:
@@ -1114,6 +1125,8 @@ def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
         cards = [g for g in catalog.gpus().values() if obtainable(g.name, req, book)]
         excluded = [g.name for g in catalog.gpus().values()
                     if not obtainable(g.name, req, book)]
+        if req.card_memory is not None:
+            cards = cards_of_memory(cards, req.card_memory)
     default_counts = SERVE_COUNTS if req.is_serving else TRAIN_COUNTS
     counts = (req.gpus,) if req.gpus else default_counts
     plans: list[Plan] = []

@@ -14,6 +14,11 @@ percentile of the Poisson count in flight.
   day they use it: Sensor Tower measured ChatGPT's users active on about 12 days a month in the
   first half of 2025, so the week's 25.7 messages fall on 7 x 12/30 = 2.8 days, 9.2 on each. A
   monthly active user is taken as that weekly user: 25.7 / 7 = 3.7 requests a day.
+- A head count (200 developers, 给500个员工用, a team of 30, 50 seats) is the people who may use
+  it, not the people using it at once nor all of them on a given day: the share who use AI tools
+  daily is the one a large survey publishes, 51% of professional developers (Stack Overflow
+  Developer Survey 2025, July 2025, 49,000 respondents), so a head count is read as that share
+  of daily active users, and they as above (9.2 requests a day each).
 - A rate a second (QPS, RPS) is the busiest hour's rate, what teams quote to size for: the day's
   requests are that rate over the day, divided by the peak factor (engine/traffic.py, default 3),
   so the busiest hour runs at exactly the rate said. A rate a minute is a sixtieth of that.
@@ -36,6 +41,9 @@ ACTIVE_DAYS_A_MONTH = 12  # Sensor Tower, ChatGPT's users in the first half of 2
 WEEKLY_MESSAGES_PER_USER = CHATGPT_WEEKLY_MESSAGES / CHATGPT_WEEKLY_USERS  # 25.7
 REQUESTS_PER_DAILY_USER = WEEKLY_MESSAGES_PER_USER / (7 * ACTIVE_DAYS_A_MONTH / 30)  # 9.2
 REQUESTS_PER_MONTHLY_USER = WEEKLY_MESSAGES_PER_USER / 7  # 3.7
+# professional developers who use AI tools daily: Stack Overflow Developer Survey 2025 (July 2025),
+# https://survey.stackoverflow.co/2025/ai ("51% of professional developers use AI tools daily")
+DAILY_SHARE_OF_HEAD_COUNT = 0.51
 SCALES = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12, "thousand": 1e3, "grand": 1e3, "million": 1e6,
           "mil": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12,
           **{k: float(v) for k, v in numbers.CN_SCALES.items()}}
@@ -83,6 +91,21 @@ def _active(monthly: bool) -> Callable[[re.Match[str], float], Said | None]:
                      "traffic.").format(count=_count(people), requests=requests, each=each)
         return Said(requests, label, note)
     return read
+
+
+def head_count(people: float) -> Said:
+    """A team's size as traffic: DAILY_SHARE_OF_HEAD_COUNT of them on a given day, each sending
+    REQUESTS_PER_DAILY_USER requests (never the head count as users in flight)."""
+    daily = people * DAILY_SHARE_OF_HEAD_COUNT
+    requests = round(daily * REQUESTS_PER_DAILY_USER)
+    label = _("a head count of {count}").format(count=_count(people))
+    note = _("{count} people is a head count, not concurrent users: read as {daily:,.0f} daily "
+             "active users ({share:.0%} use AI tools daily, Stack Overflow Developer Survey 2025) "
+             "and {requests:,} requests a day, {each:.1f} for each (ChatGPT's rate, NBER w34255); "
+             "say “{count} concurrent” for users at once, or set requests=.").format(
+                 count=_count(people), daily=daily, share=DAILY_SHARE_OF_HEAD_COUNT,
+                 requests=requests, each=REQUESTS_PER_DAILY_USER)
+    return Said(requests, label, note)
 
 
 def _rate(per_seconds: float, word: str) -> Callable[[re.Match[str], float], Said | None]:

@@ -25,10 +25,11 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cache
 from typing import Any
 
-from engine import catalog, en_input, i18n, numbers, rates, zh_input
+from engine import catalog, datasize, deadline, en_input, i18n, numbers, rates, zh_input
 from engine.i18n import N_, _
 from engine.keys import (
     BITS,
@@ -75,6 +76,9 @@ _CJK_PUNCT = _Lazy(r"[，。、？！：；（）“”《》【】]")
 _BRACKETS = _Lazy(r"[()\[\]{}\"`|]|:(?![A-Za-z0-9])|(?<![A-Za-z0-9]):")
 # rates typed as key=value (QPS=10, dau=5000): words for engine/rates.py, not keys
 _RATE_KEYS = frozenset(("qps", "rps", "rpm", "dau", "mau"))
+# what phrase rows read that no key holds: a head count (engine/rates.py), a data set in samples
+# or bytes and its epochs (engine/datasize.py), turned into requests= or tokens= by the reader
+_SAID_ONLY = frozenset(("people", "samples", "databytes", "epochs"))
 # a range (30-50人, 2~3万, 1到2周, 30 to 50 users): sized for its upper end, said in a note
 # (not a name's digits: 千问2.5-72B, gpu=4090-48gb; the upper end ends where its number does)
 _RANGE = _Lazy(r"(?<![A-Za-z0-9.\-=])(?P<low>\d+(?:\.\d+)?)\s*(?P<unit>[kw万千亿]?)\s*(?:-|~|–|—|到|至)\s*"
@@ -329,9 +333,10 @@ def owns_cards(text: str) -> bool:
                for m in _OWNED.finditer(normalize(text)))
 
 
-def read(text: str, *, reply: bool = False) -> Reading:
+def read(text: str, *, reply: bool = False, today: date | None = None) -> Reading:
     """A message as a Reading. `reply`: a thread follow-up (changes to a request already made:
-    nothing is assumed). Raises ParseError for a bad key=value, Ambiguous for two readings."""
+    nothing is assumed); `today`: the date a deadline like 月底前 counts from (default: today).
+    Raises ParseError for a bad key=value, Ambiguous for two readings."""
     notes: list[str] = []
     if len(text) > MAX_INPUT_CHARS:
         notes.append(_("The message is {count:,} characters: the first {limit:,} were read.").format(
@@ -371,8 +376,12 @@ def read(text: str, *, reply: bool = False) -> Reading:
     values, skipped = _classify(rw.result().split(), prose, notes, reply=reply)
     if "gpu" in values and owns_cards(prose):
         values["owned"] = True
+    people = values.pop("people", None)
+    people = None if people is None else int(people)
     if share is not None:
-        _apply_share(share, values, notes)
+        _apply_share(share, values, notes, people)
+    elif people is not None:
+        _head_count(people, values, said, notes, exact=exact)
     for key, value in exact.items():
         values[key] = value  # the exact form wins over prose
     if has_cjk(text):
@@ -380,6 +389,9 @@ def read(text: str, *, reply: bool = False) -> Reading:
     question = None if plain else _question(prose)
     if not reply:
         _assume(values, question, notes, exact=set(exact), prose=prose)
+    _data_set(values, notes, exact=exact)
+    _relative_deadline(values, notes, today or date.today())
+    _memory_said(values, notes)
     traffic = next((s.label for s in said if s.requests == values.get("requests")), None)
     return Reading(values=values, read=tuple(read_line(values, traffic=traffic)),
                    skipped=tuple(skipped), question=question, notes=tuple(notes), traffic=traffic)
@@ -434,9 +446,11 @@ def _share(text: str) -> tuple[float | None, str]:
     return percent / 100, text[:m.start()] + " " + text[m.end():]
 
 
-def _apply_share(share: float, values: dict[str, Any], notes: list[str]) -> None:
-    """给500人用，同时在线10%: the users in flight are that share of the people."""
-    people = values.get("users")
+def _apply_share(share: float, values: dict[str, Any], notes: list[str],
+                 head_count: int | None = None) -> None:
+    """给500人用，同时在线10%: the users in flight are that share of the people (the head count,
+    else the users said)."""
+    people = head_count if head_count is not None else values.get("users")
     if people is None:
         notes.append(_("{percent:g}% online at once, of no number of people: say how many use it "
                        "(e.g. 500人).").format(percent=share * 100))
@@ -444,6 +458,90 @@ def _apply_share(share: float, values: dict[str, Any], notes: list[str]) -> None
     values["users"] = max(1, math.ceil(people * share))
     notes.append(_("{percent:g}% of {people:,} people online at once: {users:,} users.").format(
         percent=share * 100, people=people, users=values["users"]))
+
+
+def _head_count(people: int, values: dict[str, Any], said: list[rates.Said], notes: list[str], *,
+                exact: dict[str, Any]) -> None:
+    """给200个开发者用, a team of 200: a head count is traffic (engine/rates.py), never users in
+    flight; users or requests said as well win, and a training run has no use for it."""
+    method = values.get("method") or exact.get("method")
+    if method and METHODS[method].training:
+        notes.append(_("A head count of {count:,} is not used by a training run.").format(count=people))
+        return
+    if "users" in values or "users" in exact or "requests" in values or "requests" in exact:
+        notes.append(_("A head count of {count:,} read beside the traffic said: the traffic said "
+                       "is used.").format(count=people))
+        return
+    got = rates.head_count(people)
+    said.append(got)
+    notes.append(got.note)
+    values["requests"] = got.requests
+
+
+def _relative_deadline(values: dict[str, Any], notes: list[str], today: date) -> None:
+    """下个月, 月底前, by end of month: days from today (engine/deadline.py); days said win."""
+    kind = values.pop("due", None)
+    if kind is None:
+        return
+    if "days" in values:
+        return
+    values["days"], note = deadline.days_until(kind, today)
+    notes.append(note)
+
+
+def _memory_said(values: dict[str, Any], notes: list[str]) -> None:
+    """24G显存 beside a named card says nothing new; 512G内存 is used only by CPU offload."""
+    memory = values.get("card_memory")
+    if memory is not None and values.get("gpu"):
+        values.pop("card_memory")  # A100 40G版本: the named card's variant of that memory
+        variant = _variant(values["gpu"], memory)
+        if variant is not None and variant != values["gpu"]:
+            notes.append(_("{card} with {gb:g} GB: read as {variant}.").format(
+                card=values["gpu"], gb=memory, variant=variant))
+            values["gpu"] = variant
+    elif memory is not None:
+        notes.append(_("{gb:g} GB said with no card named: compared among the cards of that memory "
+                       "(gpu= names one).").format(gb=memory))
+    if "host_memory" in values:
+        notes.append(_("{gb:g} GB of host memory: used where the plan offloads to the CPU "
+                       "(offload=), and said as not used otherwise.").format(gb=values["host_memory"]))
+
+
+def _variant(card: str, memory: float) -> str | None:
+    """The catalog card of the named card's family (a100-80gb -> a100) with that memory."""
+    family = card.split("-")[0]
+    found = [g.name for g in catalog.gpus().values() if g.name.split("-")[0] == family
+             and round(g.memory_gb) == round(memory)]
+    return card if card in found else (found[0] if found else None)
+
+
+def _data_set(values: dict[str, Any], notes: list[str], *, exact: dict[str, Any]) -> None:
+    """数据5万条, a 3GB dataset, 3 epochs: the tokens a training run trains on
+    (engine/datasize.py, its assumption said); tokens= said wins; serving has no use for it."""
+    samples, size = values.pop("samples", None), values.pop("databytes", None)
+    epochs = values.pop("epochs", None) or 1
+    if samples is None and size is None and epochs == 1:
+        return
+    method = values.get("method")
+    if not (method and METHODS[method].training):
+        notes.append(_("The data set said is not used: serving needs no training data."))
+        return
+    if "tokens" in exact:
+        notes.append(_("tokens= said: the data set read beside it is not used."))
+        return
+    if samples is None and size is None:  # 1B tokens, 3 epochs: each epoch trains on them again
+        if "tokens" in values:
+            values["tokens"] = round(values["tokens"] * epochs)
+            notes.append(_("{epochs:g} epochs of the tokens said: {tokens} tokens in all.").format(
+                epochs=epochs, tokens=_big(values["tokens"])))
+        return
+    if "tokens" in values:
+        notes.append(_("Tokens said beside a data set in samples or bytes: the tokens are used."))
+        return
+    tokens, note = (datasize.from_samples(samples, epochs) if samples is not None
+                    else datasize.from_bytes(size, epochs))
+    values["tokens"] = tokens
+    notes.append(note)
 
 
 def check_model_asked(reading: Reading) -> None:
@@ -543,6 +641,12 @@ def _classify(words: list[str], prose: str, notes: list[str], *,
             key, _sep, value = word.partition("=")
             if key == "model":
                 put("model", value)
+                continue
+            if key == "due":  # a deadline relative to today: days once the date is known
+                put("due", value)
+                continue
+            if key in _SAID_ONLY:  # a head count, a data set: converted once the method is known
+                put(key, float(value))
                 continue
             name, converted = parse_option(word)
             put(name, converted)
@@ -656,7 +760,8 @@ def _conflicts(seen: dict[str, list[Any]], skipped: list[str]) -> None:
                 and any(name.startswith(w.lower()) for name in catalog.models()) for w in skipped)
     if named and not other:  # "72B推理 qwen2.5-72b", "deepseek 671b": a size the named model has repeats it
         models[:] = [m for m in models if m in named or not any(_same_size(str(m), n) for n in named)]
-    for key in ("model", "budget", "gpu", "gpus", "users", "context", "tokens", "days", "requests"):
+    for key in ("model", "budget", "gpu", "gpus", "users", "context", "tokens", "days", "requests",
+                "people", "card_memory", "host_memory", "due"):
         got = seen.get(key, [])
         if len(got) > 1:
             first, second = (_value_text(key, v) for v in got[:2])
@@ -738,7 +843,8 @@ def _assume(values: dict[str, Any], question: str | None, notes: list[str], *,
         notes.append(_("“fine-tune” alone reads as full fine-tuning (the default); say LoRA or "
                        "QLoRA for adapters."))
     if "method" not in values and (
-            {"gpu", "gpus", "users", "requests", "ttft", "context", "engine"} & values.keys() or question
+            {"gpu", "gpus", "users", "requests", "ttft", "context", "engine", "card_memory"} & values.keys()
+            or question
             or _SERVING_FORMAT.fullmatch(str(values.get("quant", "")))):
         values["method"] = "inference"
         notes.append(_("No method named: read as inference (serving)."))
@@ -765,11 +871,7 @@ def _tokens(count: int) -> str:
     return f"{count // 1024}k" if count >= 1024 and count % 1024 == 0 else f"{count:,}"
 
 
-def _big(count: float) -> str:
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if count >= scale:
-            return numbers.plain(round(count / scale, 2)) + suffix
-    return numbers.plain(count)
+_big = datasize.short_count
 
 
 def _wan(amount: float) -> str:
@@ -819,6 +921,8 @@ def read_line(values: dict[str, Any], *, traffic: str | None = None) -> list[str
         "market": lambda v: _(N_("China market") if v == "china" else N_("market outside China")),
         "requests": lambda v: (_("{said} ≈ {count} requests/day").format(said=traffic, count=_big(v))
                                if traffic else _("{count} requests/day").format(count=_big(v))),
+        "card_memory": lambda v: _("{gb:g} GB cards").format(gb=v),
+        "host_memory": lambda v: _("host memory {gb:g} GB").format(gb=v),
         "prompt": lambda v: _("prompt {tokens}").format(tokens=_tokens(v)),
         "output": lambda v: _("answer {tokens}").format(tokens=_tokens(v)),
     }

@@ -170,6 +170,9 @@ class Request(BaseModel):
     replicas: int | None = Field(None, ge=1, le=4096)  # independent copies serving users=
     gpu_util: float | None = Field(None, ge=0.3, le=1)  # vLLM's gpu_memory_utilization
     days: float | None = Field(None, gt=0, le=3650)  # wall-clock days a tokens= run may take
+    # the memory said without a card's name (24G显存, 48GB cards): only cards of that memory
+    card_memory: float | None = Field(None, gt=0, le=1024)  # GB
+    host_memory: float | None = Field(None, gt=0, le=65_536)  # GB of host RAM a server has
     # Serving traffic (engine/traffic.py): requests a day, with prompt= and output= per request,
     # become concurrent users (Little's law) and tokens a month.
     requests: float | None = Field(None, gt=0, le=1e10)  # requests per day

@@ -213,6 +213,21 @@ def _alternatives(spec: ModelSpec, req: Request, top: Plan | None, good: bool, t
     return []
 
 
+def host_memory_text(plan: Plan, host_gb: float) -> str:
+    """512G内存 said: what the plan keeps in host RAM per server (offload=) against it, or that
+    it keeps nothing there."""
+    per_gpu = plan.memory.host_offload if plan.memory is not None else 0
+    if not per_gpu:
+        return _("The {gb:g} GB of host memory said is not used: this plan offloads nothing to "
+                 "the CPU.").format(gb=host_gb)
+    need = per_gpu * min(plan.gpus, GPUS_PER_SERVER) / 1e9
+    if need <= host_gb:
+        return _("Offload keeps {need:,.0f} GB in host memory per server, within the {gb:g} GB "
+                 "said.").format(need=need, gb=host_gb)
+    return _("Offload needs {need:,.0f} GB of host memory per server, more than the {gb:g} GB "
+             "said.").format(need=need, gb=host_gb)
+
+
 @one_answer()  # the searches below share the plans they compute
 def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
                model_notes: tuple[str, ...] = (), today: date | None = None,
@@ -263,6 +278,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
         # a card the market gets only through grey channels (or not at all): said first
         lead = recommend.unobtainable_text(top, req)
         text = lead + recommend.sentence_gap(lead) + text
+    if req.host_memory is not None and top is not None and top.verdict != "no":
+        text += recommend.sentence_gap(text) + host_memory_text(top, req.host_memory)
     box = capacity(spec, asked, today, book, prepared, original, largest)
     full = at_capacity(spec, asked, box, today, book, "users" in original.model_fields_set)
     if full is not None and plans:  # a box you own: its worth against an API at what it carries

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from engine import numbers
+from engine import datasize, numbers
 from engine.methods import METHOD_WORDS
 from engine.methods import METHODS as METHOD_TABLE
 from engine.phrases import (
@@ -108,6 +108,14 @@ def _servers(m: re.Match[str], _kept: list[str]) -> str | None:
     return cards(total, m)
 
 
+# a data set's word and what one sample is (engine/datasize.py)
+DATA_WORD = r"(?:训练数据|训练集|数据集|数据量|数据|语料|样本量|样本数|样本)"
+SAMPLE_NOUN = r"(?:训练数据|数据|对话|样本|指令|问答对?|语料|qa|sft数据)"
+BYTES = r"(?P<n>(?<![a-z0-9.])\d+(?:\.\d+)?)\s*(?P<b>[kmgt]b?)(?![a-z])"
+
+
+
+
 def _hours_a_day(m: re.Match[str]) -> str | None:
     value = numbers.to_number(m.group("n"))
     if value is None or not 0 < value <= 24:
@@ -194,6 +202,10 @@ def _length(m: re.Match[str]) -> str | None:
     return None if (m.group("u") or "").lower() in ("b", "t") else number(m)
 
 
+# who a head count is (engine/rates.py: not concurrent users)
+HEAD_COUNT = (r"(?:员工账号|员工|同事|同学|坐席|开发者?|开发人员|工程师|程序员|研发人员|研发|研究员|"
+              r"老师|学生|医生|律师|"
+              r"客服|销售|账号|席位)")
 _USERS = (r"(?:最大)?(?:并发数|并发量|并发用户数?|并发请求数?|并发|同时在线(?:用户数?|人数)?|在线用户数?|"
           r"用户数|同时使用人数|同时访问人数)")
 _ATTACHED = (
@@ -336,10 +348,16 @@ ZH_PHRASES: tuple[Phrase, ...] = (
             + r"(?:不超过|小于|低于|控制在|<=?|≤)?\s*(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]{1,3})\s*"
             r"(?P<t>毫秒|秒|ms(?![a-z])|s(?![a-z]))\s*(?:内|以内|之内)?"),
            lambda m, _k: _ttft(m), "首token 2秒内"),
-    # users said with who they are: 给200个员工用, 供50位同事使用
-    keyed(r"(?:给|供)\s*" + N + r"\s*(?:个|位|名)?\s*(?:员工|同事|人|用户|同学|客户|坐席|开发者?|开发人员|"
-          r"工程师|程序员|研发|研究员|老师|学生|医生|律师|客服|销售)", "users", number,
-          "给200个员工用"),
+    # a head count, not users at once (engine/rates.py reads it as traffic): 给200个员工用,
+    # 供50位同事使用, 20人的团队, 10人团队, 团队30人, 公司500名员工, 50个开发者
+    keyed(r"(?:给|供)?\s*" + N + r"\s*(?:个|位|名)?\s*" + HEAD_COUNT, "people", number, "给200个员工用"),
+    keyed(N + r"\s*(?:个)?\s*人\s*(?:的)?\s*(?:小|研发|开发|技术|算法)?\s*"
+          r"(?:团队|公司|部门|小组|组|企业|单位)",
+          "people", number, "20人的团队"),
+    keyed(r"(?:团队|公司|部门|小组|企业)\s*(?:有|共|一共|总共|大概|大约|约)?\s*" + N + r"\s*(?:个|位|名)?\s*"
+          r"(?:人|员工)", "people", number, "团队30人"),
+    # users said with who they are: 给200个用户用, 供50位客户使用
+    keyed(r"(?:给|供)\s*" + N + r"\s*(?:个|位|名)?\s*(?:人|用户|客户)", "users", number, "给200个用户用"),
     # users said with people: 50人同时用, 20个人同时使用
     keyed(N + r"\s*(?:个)?\s*(?:人|用户)\s*(?:同时|一起)\s*(?:用|使用|在线|访问|调用|请求)", "users", number,
           "50人同时用"),
@@ -355,6 +373,44 @@ ZH_PHRASES: tuple[Phrase, ...] = (
     # where the cards stand: 成都机房, 在成都
     Phrase((r"(?:在|放在|部署在|位于)?\s*(?P<city>" + "|".join(CITIES) + r")\s*(?:的)?\s*"
             r"(?:机房|数据中心|idc|地区|节点|区域|本地)?"), lambda m, _k: _region(m), "成都机房"),
+    # deadlines relative to today (engine/deadline.py counts the days): 下个月底, 月底前, 下个月, 年底前, 下周
+    words(r"(?:在)?\s*下个?月\s*(?:底|末|内|之内|以内)\s*(?:前|之前|以前)?", "due=next_month_end",
+          "下个月底前"),
+    words(r"(?:在)?\s*(?:本月|这个月|当月|(?<![每\d个上下])月)\s*(?:底|末)\s*(?:前|之前|以前)?|(?:本月|这个月)\s*(?:内|之内)",
+          "due=month_end", "月底前"),
+    words(r"(?:在)?\s*下个?月(?![份初中])", "due=next_month", "下个月"),
+    words(r"(?:今年|(?<![每\d个])年)\s*(?:底|末)\s*(?:前|之前|以前)?|今年\s*(?:内|之内)", "due=year_end",
+          "年底前"),
+    words(r"下\s*(?:个)?\s*(?:周|星期|礼拜)\s*(?:前|之前|以前|内|之内)|(?:在)?\s*下\s*(?:个)?\s*(?:周|星期|礼拜)"
+          r"(?![一二三四五六日天])(?=\s*(?:要|得|必须|就要|需要)?\s*(?:完成|上线|交付|跑完|训完|搞定|用上))",
+          "due=next_week", "下周前"),
+    # host memory (offload to CPU) and card memory without a card's name: 512G内存, 24G显存, 显存24G
+    keyed(r"(?P<n>(?<![a-z0-9.])\d{1,4})\s*(?P<t>[gt])b?\s*(?:的)?\s*(?:系统|主机|cpu|服务器)?\s*内存",
+          "host_memory",
+          datasize.gigabytes, "512G内存"),
+    keyed(r"(?:系统|主机|cpu|服务器)?\s*内存\s*(?:有|是|为|:)?\s*(?P<n>\d{1,4})\s*(?P<t>[gt])b?(?![a-z])",
+          "host_memory",
+          datasize.gigabytes, "内存512G"),
+    keyed(r"(?P<n>(?<![a-z0-9.])\d{1,3})\s*(?P<t>g)b?\s*(?:的)?\s*(?:显存|显卡|的卡|卡|gpu)", "card_memory",
+          datasize.gigabytes, "24G显存"),
+    keyed(r"(?:显存|单卡显存|每张卡)\s*(?:有|是|为|只有|:)?\s*(?P<n>\d{1,3})\s*(?P<t>g)b?(?![a-z])",
+          "card_memory",
+          datasize.gigabytes, "显存24G"),
+    # a data set in samples or bytes (engine/datasize.py turns it into tokens for training):
+    # 数据5万条, 5万条数据, 10万条对话, 数据集3GB, 3G的语料; epochs: 训练3轮, 3个epoch
+    Phrase(DATA_WORD + r"\s*(?:有|是|为|约|共|大概|大约|:)?\s*" + N
+           + r"\s*(?:条|个样本|组|段|份)\s*(?:的)?\s*"
+           + SAMPLE_NOUN + "?",
+           lambda m, _k: datasize.samples_token(m), "数据5万条"),
+    Phrase(N + r"\s*(?:条|个|组|段|份)\s*(?:的)?\s*" + SAMPLE_NOUN,
+           lambda m, _k: datasize.samples_token(m), "10万条对话"),
+    Phrase(DATA_WORD + r"\s*(?:有|是|为|约|共|大概|大约|大小|:)?\s*" + BYTES,
+           lambda m, _k: datasize.bytes_token(m),
+           "数据集3GB"),
+    Phrase(BYTES + r"\s*(?:的)?\s*(?:训练数据|数据集|数据|语料|文本)",
+           lambda m, _k: datasize.bytes_token(m), "3G的语料"),
+    Phrase(r"(?:训练|跑|过)?\s*(?P<n>\d{1,3}|[一二两三四五六七八九十])\s*(?:个)?\s*(?:epochs?|轮)(?!\s*对话)",
+           lambda m, _k: datasize.epochs_token(m), "训练3轮"),
     # data: 数据量2亿, 语料500亿
     keyed(r"(?:数据量|语料量?|数据集)" + SAY + N + r"(?![万亿千百十a-z0-9.]|\s*(?:tokens?|条|个|份|篇|样本))",
           "tokens", number,

@@ -178,10 +178,10 @@ ISSUE = [
 ISSUE += [
     ("deepseek 671b 推理要多少显存", {"model": "deepseek-r1", "method": "inference"}, None),
     ("想在公司内部部署一个qwen3-30b-a3b给200个员工用，预算50万以内，买什么卡好",
-     {"model": "qwen3-30b-a3b", "method": "inference", "users": 200, "mode": "buy",
+     {"model": "qwen3-30b-a3b", "method": "inference", "requests": 937, "mode": "buy",
       "budget": {"amount": 500000.0, "currency": "CNY"}}, None),
     ("14B模型LoRA微调，数据量1万条，单卡4090要跑多久",
-     {"model": "14B", "method": "lora", "gpu": "rtx-4090", "gpus": 1}, None),
+     {"model": "14B", "method": "lora", "gpu": "rtx-4090", "gpus": 1, "tokens": 5_680_000}, None),
     ("deploy gpt-oss-20b on a single L4 for 10 users",
      {"model": "gpt-oss-20b", "method": "inference", "gpu": "l4", "gpus": 1, "users": 10}, None),
     ("Can I run Llama 3.1 70B on two RTX 4090s?",
@@ -190,7 +190,7 @@ ISSUE += [
     ("70B模型推理需要几张A100", {"model": "70B", "method": "inference", "gpu": "a100-80gb"},
      "fewest"),
     ("我们是一个20人的小团队，想本地部署DeepSeek-R1-Distill-Qwen-32B，有什么推荐配置",
-     {"model": "deepseek-r1-distill-qwen-32b", "method": "inference"}, None),
+     {"model": "deepseek-r1-distill-qwen-32b", "method": "inference", "requests": 94}, None),
     ("Qwen3-8B 部署在4张L20上，每天5万次请求，平均输入1k输出300，够吗",
      {"model": "qwen3-8b", "method": "inference", "gpu": "l20", "gpus": 4, "requests": 50000,
       "prompt": 1024, "output": 300}, "fits"),
@@ -248,13 +248,13 @@ ISSUE += [
      {"model": "qwen3-32b", "method": "inference", "gpu": "ascend-910b", "users": 100}, "fewest"),
     ("qwen3-8b lora on 910b, 4 cards",
      {"model": "qwen3-8b", "method": "lora", "gpu": "ascend-910b", "gpus": 4}, None),
-    # N人 alone is users when serving; a team's size is not
+    # N人 alone is users when serving; a team's size is a head count (engine/rates.py: traffic)
     ("qwen3-30b-a3b 推理 一张4090 上下文32k 10人",
      {"model": "qwen3-30b-a3b", "method": "inference", "gpu": "rtx-4090", "gpus": 1,
       "context": 32768, "users": 10}, None),
     ("qwen3-32b 部署 30个人用 一张H20", {"model": "qwen3-32b", "method": "inference",
                                     "gpu": "h20", "gpus": 1, "users": 30}, None),
-    ("我们10人团队部署qwen3-8b", {"model": "qwen3-8b", "method": "inference"}, None),
+    ("我们10人团队部署qwen3-8b", {"model": "qwen3-8b", "method": "inference", "requests": 47}, None),
     # the largest model the cards run, with the method asked
     ("我们有8张4090，最大能跑什么模型推理",
      {"model": "largest", "method": "inference", "gpu": "rtx-4090", "gpus": 8, "owned": True},
