@@ -14,6 +14,7 @@ from engine.frameworks import (
     DEFAULT_MODEL_PARALLEL,
     FRAMEWORK_NAMES,
     FRAMEWORKS,
+    RECIPE_DEFAULTS_TEXT,
 )
 from engine.i18n import _, counted
 from engine.market import market_word
@@ -74,9 +75,10 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
         "full": _("full activation checkpointing: only each block's input is kept, one block is "
                   "recomputed at a time (~33% more compute); the default for fine-tuning"),
         "selective": _(memory.SELECTIVE_TEXT),
+        "attention": _(memory.ATTENTION_TEXT),
         "none": _("no activation checkpointing: every block keeps its saved tensors"),
     }[req.checkpointing_mode]
-    lines.append(_("{checkpointing} (set checkpointing=none|selective|full)").format(
+    lines.append(_("{checkpointing} (set checkpointing=none|selective|full|attention)").format(
         checkpointing=ckpt))
     lines.append(_(
         "sequence {seq} tokens x micro-batch {batch} per GPU{defaults}; activations from the "
@@ -103,8 +105,11 @@ def _framework_line(req: Request) -> str:
         limit = "" if fw.model_parallel else _(
             "; Hugging Face model code runs data parallel only (no tensor, pipeline or expert "
             "parallelism)")
-        return _("training framework {label}{limit} (framework={name}; set framework={names})"
+        line = _("training framework {label}{limit} (framework={name}; set framework={names})"
                  ).format(label=_(fw.label), limit=limit, name=fw.name, names=names)
+        if fw.name in RECIPE_DEFAULTS_TEXT:
+            line += "; " + _(RECIPE_DEFAULTS_TEXT[fw.name])
+        return line
     return _("training framework not named: data-parallel plans are sized for {data} and "
              "tensor-, pipeline- or expert-parallel ones for {parallel} (set framework={names})"
              ).format(data=_(FRAMEWORKS[DEFAULT_DATA_PARALLEL].label),

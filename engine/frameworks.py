@@ -95,6 +95,33 @@ FRAMEWORK_WORDS: tuple[tuple[str, str, str], ...] = (
     (r"\btrl\b|\b(?:hugging\s?face|hf)\s+(?:trainer|transformers|trl)\b", "hf", "hf trainer"),
 )
 
+# What a framework does by default that moves memory, filled in where the question leaves the
+# knob unset. Unsloth computes the loss with its fused linear cross-entropy
+# (unsloth_fused_ce_loss, unless UNSLOTH_RETURN_LOGITS=1: the logits never exist whole) and its
+# get_peft_model default use_gradient_checkpointing="unsloth" offloads each checkpointed block
+# input to host RAM from 512 tokens up (unslothai/unsloth 015bdef, unsloth/models/llama.py and
+# _utils.py apply_unsloth_gradient_checkpointing).
+RECIPE_DEFAULTS: dict[str, dict[str, str]] = {
+    "unsloth": {"loss": "fused", "checkpointing": "full", "offload": "activations"}}
+RECIPE_DEFAULTS_TEXT = {
+    "unsloth": N_("Unsloth's defaults assumed unless set: fused linear cross-entropy (loss=fused) "
+                  "and its gradient checkpointing, which offloads each block's input to host RAM "
+                  "from 512 tokens up (checkpointing=full offload=activations)")}
+OFFLOADED_CHECKPOINTS_MIN_SEQ = 512  # Unsloth keeps plain checkpointing below this
+
+
+def recipe_defaults(name: str | None, values: dict[str, object]) -> dict[str, object]:
+    """The knobs framework `name` sets by default that `values` (a question's settings) leave
+    unset; its offloaded checkpoints only with checkpointing on and sequences of 512 and more."""
+    implied = dict(RECIPE_DEFAULTS.get(name or "", {}))
+    if values.get("checkpointing", implied.get("checkpointing")) != "full":
+        implied.pop("offload", None)
+    seq = values.get("seq")
+    if isinstance(seq, int) and seq < OFFLOADED_CHECKPOINTS_MIN_SEQ:
+        implied.pop("offload", None)
+    return {key: value for key, value in implied.items() if values.get(key) is None}
+
+
 # Without framework=: data-parallel plans run LLaMA-Factory (Hugging Face modules under
 # DeepSpeed), tensor-, pipeline-, expert- or context-parallel ones Megatron (engine/launch.py)
 DEFAULT_DATA_PARALLEL = "llama-factory"

@@ -245,9 +245,10 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
          "paged-adamw8bit": "paged-adamw-8bit", "pagedadamw8bit": "paged-adamw-8bit"}),
         "adamw|adamw-bf16|adamw-8bit|paged-adamw-8bit|sgd"),
     "checkpointing": ("checkpointing", lambda k, v: _choice(
-        k, v, ("none", "selective", "full"),
-        {"off": "none", "no": "none", "false": "none", "on": "full", "yes": "full", "true": "full"}),
-        "none|selective|full"),
+        k, v, ("none", "selective", "full", "attention"),
+        {"off": "none", "no": "none", "false": "none", "on": "full", "yes": "full", "true": "full",
+         "core_attn": "attention", "core-attn": "attention", "megatron-selective": "attention"}),
+        "none|selective|full|attention"),
     "zero": ("zero", _zero, "0|1|2|3"),
     "offload": ("offload", lambda k, v: _choice(k, v, ("none", "optimizer", "all", "activations"),
                                                 {"cpu": "optimizer", "off": "none", "no": "none",

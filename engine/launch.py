@@ -420,6 +420,8 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
         words += ["--recompute-granularity", mode, "--recompute-modules", "layernorm"]
         if spec.is_moe:
             words += ["moe_act"]
+    elif mode == "attention":  # Megatron's own selective: the attention core re-run
+        words += ["--recompute-granularity", "selective", "--recompute-modules", "core_attn"]
     elif mode == "full":
         words += ["--recompute-granularity", mode, "--recompute-method", "uniform",
                   "--recompute-num-layers", 1]

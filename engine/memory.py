@@ -169,6 +169,16 @@ SELECTIVE_TEXT = N_("selective activation checkpointing: the outputs of every ma
                     "in backward, no matmul is (PyTorch selective AC with a matmul-saving "
                     "policy, as the LLaMA paper trained; Megatron --recompute-modules "
                     "layernorm)")
+# Megatron's other selective, its default before --recompute-modules (core_attn, Korthikanti et
+# al. 2022) and what Megatron-core 0.6-era runs mean by "selective recomputation": the attention
+# core is re-run in backward. Under flash attention it keeps every block's tensors (the core
+# saves no s x s scores to drop), so it sizes as none and costs one more attention forward.
+ATTENTION_TEXT = N_("attention recomputation (Megatron's --recompute-granularity selective with "
+                    "its default core_attn module): every block keeps its saved tensors, since "
+                    "flash attention stores no s x s scores to drop; backward re-runs the "
+                    "attention forward")
+# the modes under which every block keeps all it saved (no block is recomputed whole)
+KEEPS_EVERY_BLOCK = frozenset({"none", "attention"})
 
 
 class LayerActivations(NamedTuple):
@@ -240,7 +250,7 @@ def layers_holding_norm_copies(spec: ModelSpec, checkpointing: str, offloaded: b
     """Blocks whose norm intermediates are alive at the peak: every kept block without
     checkpointing; with selective or full checkpointing the norms are recomputed in backward,
     one block at a time, so only the block being recomputed holds them."""
-    if checkpointing != "none":
+    if checkpointing not in KEEPS_EVERY_BLOCK:
         return 1
     return min(2, spec.layers) if offloaded else spec.layers
 

@@ -277,12 +277,12 @@ def _compile_text(spec: ModelSpec, req: Request, s: Strategy) -> str:
     eager = memory.eager_norm_copies(spec, seq=req.seq_len // s.cp, batch=req.batch, tp=s.tp,
                                      checkpointing=req.checkpointing_mode,
                                      offloaded=s.offload == "activations")
-    if req.checkpointing_mode != "none":
+    if req.checkpointing_mode not in memory.KEEPS_EVERY_BLOCK:
         return _(", eager (no torch.compile): unfused norms keep fp32 copies, {size} in the "
                  "block being recomputed").format(size=_gib(eager))
     return _(", eager (no torch.compile): unfused norms keep fp32 copies, {size} over {blocks} "
              "blocks").format(size=_gib(eager), blocks=memory.layers_holding_norm_copies(
-                 spec, "none", s.offload == "activations"))
+                 spec, req.checkpointing_mode, s.offload == "activations"))
 
 
 def _trainable_text(trainable: int, per_param: float) -> str:

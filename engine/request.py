@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple, Union, get_args, get_origin
 import annotated_types
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.frameworks import FRAMEWORK_NAMES
+from engine.frameworks import FRAMEWORK_NAMES, recipe_defaults
 from engine.market import MARKET_CURRENCY, MarketChoice, choose_market
 from engine.methods import METHOD_NAMES, MethodSpec, method
 from engine.quant import get_quant
@@ -25,7 +25,7 @@ from engine.quant import get_quant
 Method = Literal[METHOD_NAMES]  # type: ignore[valid-type]  # the names in engine/methods.py
 Precision = Literal["bf16", "fp16", "fp32", "fp8"]
 Optimizer = Literal["adamw", "adamw-bf16", "adamw-8bit", "paged-adamw-8bit", "sgd"]
-Checkpointing = Literal["none", "selective", "full"]
+Checkpointing = Literal["none", "selective", "full", "attention"]
 Offload = Literal["none", "optimizer", "all", "activations"]
 Loss = Literal["full", "chunked", "fused"]
 Engine = Literal["vllm", "transformers", "llama.cpp"]
@@ -188,6 +188,9 @@ class Request(BaseModel):
     def from_values(cls, values: Mapping[str, Any]) -> Request:
         """`Request(**values)`; validated by pydantic only when a value is not plainly of its
         field's type and bounds, so errors read exactly as validation words them."""
+        implied = recipe_defaults(values.get("framework"), dict(values))
+        if implied:
+            values = {**values, **implied}
         checked = construct_checked(cls, values)
         return checked if checked is not None else cls(**values)
 
@@ -222,7 +225,8 @@ class Request(BaseModel):
     def checkpointing_mode(self) -> Checkpointing:
         # Fine-tuning recipes (torchtune, QLoRA's reference code) turn full activation
         # checkpointing on by default; large pre-training runs use selective recomputation
-        # (Megatron-LM, Korthikanti et al. 2022); inference has none.
+        # (memory.SELECTIVE_TEXT: the LLaMA paper's recipe, Megatron's layernorm recompute);
+        # inference has none.
         if self.checkpointing is not None:
             return self.checkpointing
         if self.spec.pretraining:

@@ -627,7 +627,8 @@ def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing:
     """Hardware FLOPs per token: forward 2N + attention; backward 4N for trained weights
     (input and weight gradients) but 2N for frozen ones (LoRA/QLoRA: input gradients only), and
     twice the attention forward either way (attention has no weights); full recomputation
-    repeats the forward. Selective recomputation repeats no matmul and no attention: it keeps
+    repeats the forward, attention recomputation (Megatron's core_attn, Korthikanti et al. 2022)
+    the attention only. Selective recomputation repeats no matmul and no attention: it keeps
     their outputs and recomputes norms and activation functions (memory.SELECTIVE_TEXT), memory-bound
     work counted as time by selective_recompute_s. So 8N with full recomputation and 6N without
     for full fine-tuning, 6N and 4N for adapters (their own r x (d_in + d_out) matrices are a
@@ -637,7 +638,7 @@ def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing:
     attention = attention_flops_per_token(spec, seq) / 2  # causal mask: half the scores
     forward = 2 * n + attention
     backward = (2 if method.adapters else 4) * n + 2 * attention
-    recompute = forward if checkpointing == "full" else 0.0
+    recompute = {"full": forward, "attention": attention}.get(checkpointing, 0.0)
     return forward + backward + recompute
 
 

@@ -256,6 +256,7 @@ def test_the_trainer_s_arguments_follow_the_recipe(text: str) -> None:
     ("llama-3.1-70b pretrain gpu=h100-sxm gpus=64 checkpointing=selective", ["layernorm"]),
     ("qwen3-30b-a3b pretrain gpu=h100-sxm gpus=16 checkpointing=selective ep=8",
      ["layernorm", "moe_act"]),
+    ("llama-3.1-70b pretrain gpu=h100-sxm gpus=64 checkpointing=core_attn", ["core_attn"]),
 ])
 def test_megatron_selective_recomputes_what_memory_drops(question: str, modules: list[str]) -> None:
     """checkpointing=selective is one thing: norms (and the experts' activation) recomputed, every
@@ -265,4 +266,4 @@ def test_megatron_selective_recomputes_what_memory_drops(question: str, modules:
     assert plan.launch[0].engine == "megatron"
     at = words.index("--recompute-modules")
     assert words[at + 1:at + 1 + len(modules)] == modules
-    assert "core_attn" not in words
+    assert ("core_attn" in words) == (plan.settings.checkpointing == "attention")

@@ -278,3 +278,16 @@ def test_kv_grows_with_context_and_users(context: int, users: int) -> None:
     base = memory.kv_cache(LLAMA70B, context=context, users=users, **kw)
     assert memory.kv_cache(LLAMA70B, context=context + 1, users=users, **kw) > base
     assert memory.kv_cache(LLAMA70B, context=context, users=users + 1, **kw) > base
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "qwen3-30b-a3b"])
+def test_attention_recompute_sizes_as_none(model: str) -> None:
+    """Megatron's core_attn recompute keeps every block's tensors under flash attention: the
+    memory of no checkpointing (eager norm copies included), never less."""
+    from engine import catalog
+    spec = catalog.models()[model]
+    common = dict(seq=4096, batch=1, tp=2, adapters=False, targets="all", rank=0)
+    assert memory.activations(spec, checkpointing="attention", **common) == \
+        memory.activations(spec, checkpointing="none", **common)
+    assert memory.activations(spec, checkpointing="selective", **common) < \
+        memory.activations(spec, checkpointing="attention", **common)

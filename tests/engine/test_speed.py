@@ -59,6 +59,7 @@ def test_moe_matmul_params_count_the_routed_experts_only() -> None:
     (False, "full", 8, 4),       # forward, recompute, backward (input + weight gradients)
     (False, "none", 6, 3),
     (False, "selective", 6, 3),  # selective recomputes no matmul and no attention
+    (False, "attention", 6, 4),  # Megatron's core_attn recomputes the attention only
     (True, "full", 6, 4),        # frozen weights: input gradients only
     (True, "none", 4, 3),
 ])
