@@ -853,6 +853,11 @@ def _assume(values: dict[str, Any], question: str | None, notes: list[str], *,
         notes.append(_("Asked for the fewest {card}: sized from one card up ({count} said)."
                        ).format(card=values["gpu"], count=values.pop("gpus")))
     method = values.get("method")
+    if method and METHODS[method].serving and "framework" in values:
+        # a training framework says nothing of serving: engine= names the serving engine
+        notes.append(_("{framework} is a training framework: not used for serving (engine= "
+                       "names the serving engine: vllm, llama.cpp or transformers).").format(
+            framework=values.pop("framework")))
     if (method and METHODS[method].training and "context" in values and "seq" not in values
             and "context" not in exact):
         values["seq"] = values.pop("context")

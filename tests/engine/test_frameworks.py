@@ -58,6 +58,12 @@ def test_a_framework_alone_means_training() -> None:
     assert read("qwen3-30b-a3b with megatron").values["method"] == "full-finetune"
 
 
+def test_a_training_framework_is_not_read_into_serving() -> None:
+    reading = read("qwen3-8b inference with deepspeed")
+    assert "framework" not in reading.values
+    assert any("training framework" in note for note in reading.notes)
+
+
 def test_aliases_name_known_frameworks() -> None:
     assert set(FRAMEWORK_ALIASES.values()) <= set(FRAMEWORKS)
 
