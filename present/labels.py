@@ -162,6 +162,7 @@ INPUTS = {
     "tokens": N_("training tokens"), "headroom": N_("headroom"), "loss": N_("loss"),
     "fused_step": N_("fused optimizer step"), "compile": N_("torch.compile"),
     "engine": N_("serving engine"), "build": N_("llama.cpp build"), "budget": N_("budget"),
+    "framework": N_("training framework"),
     "currency": N_("currency"),
     "region": N_("region"), "hours": N_("use per month"), "months": N_("horizon"),
     "power_price": N_("electricity price"), "goal": N_("ranking"), "market": N_("market"),
