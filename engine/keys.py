@@ -256,6 +256,8 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
                 "none|optimizer|all|activations"),
     "tp": ("tp", _plain_count, N_("tensor-parallel size, e.g. 2")),
     "ep": ("ep", _plain_count, N_("expert-parallel size for MoE, e.g. 8")),
+    "cp": ("cp", _plain_count, N_("context-parallel size for long-sequence training, e.g. 2 "
+                                  "(1: none)")),
     "rank": ("rank", _plain_count, N_("LoRA rank, e.g. 16")),
     "targets": ("targets", lambda k, v: _choice(k, v, ("attn", "all"),
                                                 {"attention": "attn", "all-linear": "all",

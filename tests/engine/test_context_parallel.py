@@ -70,3 +70,19 @@ def test_llama3_405b_fits_where_meta_trained_it() -> None:
 def test_short_sequences_keep_their_plans() -> None:
     plan = ask("llama-3.1-70b pretrain gpu=h100-sxm gpus=256 seq=4096").plans[0]
     assert plan.settings.cp == 1
+
+
+def test_cp_pins_or_forbids_context_parallelism() -> None:
+    """cp=1 asks the run as measured without it; cp=N pins it (as ep= does for experts)."""
+    asked = "llama-3.1-405b pretrain gpu=h100-sxm gpus=16384 seq=8192 checkpointing=none"
+    assert ask(asked + " cp=1").plans[0].settings.cp == 1
+    assert ask(asked + " cp=4").plans[0].settings.cp == 4
+    # Hugging Face model code has no context parallelism
+    assert ask(asked + " framework=deepspeed").plans[0].settings.cp == 1
+
+
+def test_context_parallel_only_where_nothing_else_runs() -> None:
+    # torchtitan's 8K Llama 3.1 8B on 8 H100 NVL ran without CP; a layout without it that runs
+    # (even tight) is kept
+    plan = ask("llama-3.1-8b pretrain gpu=h100-nvl gpus=8 seq=8192 batch=1 zero=3").plans[0]
+    assert plan.verdict != "no" and plan.settings.cp == 1
