@@ -156,6 +156,7 @@ _QUIET = frozenset((
     "budget", "cost", "way", "long", "avg", "average", "total", "must", "finish", "already",
     "doable", "ok", "okay", "peak", "possible", "feasible", "realistic", "train", "training",
     "latency", "p99", "p95", "p50", "number", "handle", "chance", "runs", "cluster", "expect",
+    "via", "framework",
 ))
 
 

@@ -128,7 +128,10 @@ WHY = [
      "the same AD102 chip and power; measured, the two prefill alike (8,870 and 9,229 tokens/s)."),
 ]
 WHY += [
-    ("train_tokens_per_s", "nemo-automodel-h100x8-*",
+    ("train_tokens_per_s", "torchtitan-202412-*",
+     "torchtitan's H100s are 96 GB HBM2e boards (2.4 TB/s) held at 500 W, queried as the H100 SXM "
+     "(3.35 TB/s, 700 W) whose peak the source's own MFU uses; the card is not in the catalog"),
+    ("train_tokens_per_s", "nemo-automodel-*h100x8-*",
      "NeMo AutoModel inside one server (framework=nemo-automodel: DeepEP at NVLink's rate, half "
      "of it hidden under compute): its own table gives these runs 28% of the H100's bf16 peak in "
      "model FLOPs, Megatron-Bridge's alltoall recipe 5,275 tokens/s a GPU for Qwen3-30B-A3B "

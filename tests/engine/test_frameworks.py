@@ -30,6 +30,8 @@ READS = [
     ("llama-3-8b lora with the HF trainer", {"framework": "hf"}),
     ("8b full finetune on megatron-lm", {"framework": "megatron"}),
     ("8b full finetune with fsdp", {"framework": "fsdp"}),
+    ("qwen3-8b lora via unsloth on a 4090", {"framework": "unsloth", "gpu": "rtx-4090"}),
+    ("pretrain llama-3-8b with Megatron Bridge", {"framework": "megatron", "method": "pretrain"}),
     # Chinese sentences
     ("qwen3-30b-a3b 用megatron训", {"framework": "megatron", "method": "full-finetune"}),
     ("14b 全参 用deepspeed zero3训练 8卡a800", {"framework": "deepspeed", "zero": 3, "gpus": 8}),
