@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot import keys
-from bot.limits import Limit, allow, minutes
+from bot.limits import Limit, allow, minutes, refused_here
 from bot.words import TOO_MANY_THREADS
 from engine import UnknownModel, UserError, catalog
 from engine import hub as hub_cache
@@ -117,14 +117,20 @@ class Intake:
         """`admit`, then count a new thread against `limit` (one person's new threads an hour):
         every way a question opens a thread comes here (a slash command, a mention or a direct
         message, the form from the command, the shortcut or App Home, an error's "Run it"), so
-        none goes around the limit. Over it, TooManyThreads. `attempt` names the request (a
-        message's ts, a request's digest): admitted again, it is not counted again."""
-        draft = await self.admit(text, team=team, user=user)
-        verdict = await allow(self.redis, limit=limit, team=team, subject=user, attempt=attempt)
-        if not verdict.allowed:
-            raise TooManyThreads(_(TOO_MANY_THREADS).format(count=limit.count,
-                                                            minutes=minutes(verdict)))
-        return draft
+        none goes around the limit. Over it, TooManyThreads, and a member already refused in
+        this window is refused before the text is read (bot.limits.refused_here). `attempt`
+        names the request (a message's ts, a request's digest): admitted again, it is not
+        counted again."""
+        refused = refused_here(limit, team, user)
+        if refused is None:  # not already over the limit here: read, then count
+            draft = await self.admit(text, team=team, user=user)
+            verdict = await allow(self.redis, limit=limit, team=team, subject=user,
+                                  attempt=attempt)
+            if verdict.allowed:
+                return draft
+            refused = verdict
+        raise TooManyThreads(_(TOO_MANY_THREADS).format(count=limit.count,
+                                                        minutes=minutes(refused)))
 
     async def allow_lookup(self, team: str, user: str, draft: Draft) -> None:
         """Count a repo id this user has not asked about in this window against the limit; the

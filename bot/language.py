@@ -34,13 +34,14 @@ class Languages:
         if asked_in is not None:
             return asked_in
         with contextlib.suppress(RedisError, OSError, TimeoutError):
-            prefs = await asyncio.wait_for(self.redis.hgetall(keys.language(team)), 0.5)
-            for key in (f"user:{user}", "workspace"):
-                if prefs.get(key) in LANGUAGES:
-                    return prefs[key]
-            cached = await asyncio.wait_for(self.redis.get(keys.user_locale(team, user)), 0.5)
-            if cached in LANGUAGES:
-                return cached
+            # the choices and the cached locale in one round-trip (every command asks)
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hmget(keys.language(team), [f"user:{user}", "workspace"])
+                pipe.get(keys.user_locale(team, user))
+                chosen, cached = await asyncio.wait_for(pipe.execute(), 0.5)
+            for choice in (*chosen, cached):
+                if choice in LANGUAGES:
+                    return choice
         if not ask_slack:
             return "en"
         lang, ttl = "en", UNKNOWN_LOCALE_TTL_S

@@ -222,6 +222,9 @@ def environment() -> jinja2.Environment:
         autoescape=False,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
+        # templates ship with the package: no stat of the file on every render (the bot renders
+        # on the event loop, before acks)
+        auto_reload=False,
     )
     env.add_extension("jinja2.ext.i18n")
     env.install_gettext_callables(  # type: ignore[attr-defined]

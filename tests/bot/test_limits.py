@@ -187,3 +187,46 @@ async def count_attempts(redis_url: str) -> None:
         finally:
             CURRENT.reset(token)
     await redis.aclose()
+
+
+def test_a_refusal_is_remembered_until_its_window_ends(redis_url: str) -> None:
+    asyncio.run(remembered_refusals(redis_url))
+
+
+async def remembered_refusals(redis_url: str) -> None:
+    """A member past the limit is refused from this process's memory for the rest of the
+    window: no Redis round-trip, no reading of the text (a 500-command burst costs the others'
+    acks next to nothing). Inside a job Redis is asked: a re-run gets its first verdict."""
+    from redis.asyncio import Redis
+
+    from bot import limits
+    from bot.intake import Intake, TooManyThreads
+    from bot.job import Job
+    from bot.once import CURRENT, JobContext
+    from tests.harness import free_port
+
+    redis = Redis.from_url(redis_url, decode_responses=True)
+    limit = limits.Limit("burst", count=1, window_s=60)
+    assert (await limits.allow(redis, limit=limit, team="T", subject="U")).allowed
+    assert limits.refused_here(limit, "T", "U") is None
+    refused = await limits.allow(redis, limit=limit, team="T", subject="U")
+    assert not refused.allowed and 0 < refused.retry_after_s <= 60
+    remembered = limits.refused_here(limit, "T", "U")
+    assert remembered is not None and not remembered.allowed
+    assert limits.refused_here(limit, "T", "V") is None  # only that member
+    # Redis gone: a new member is allowed (answering beats refusing), the refused one is not
+    gone = Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.2)
+    assert (await limits.allow(gone, limit=limit, team="T", subject="V")).allowed
+    assert not (await limits.allow(gone, limit=limit, team="T", subject="U")).allowed
+    # refused before the text is read: nonsense is not a parse error but the refusal
+    with pytest.raises(TooManyThreads):
+        await Intake(gone).admit_question("%%% not a question", team="T", user="U", limit=limit)
+    # inside a job the memory is not used: Redis (gone here) is asked, and allows
+    token = CURRENT.set(JobContext(gone, Job(kind="command", payload={}, owner="T:U").id, 1))
+    try:
+        assert limits.refused_here(limit, "T", "U") is None
+        assert (await limits.allow(gone, limit=limit, team="T", subject="U")).allowed
+    finally:
+        CURRENT.reset(token)
+    await redis.aclose()
+    await gone.aclose()

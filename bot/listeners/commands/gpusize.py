@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -95,8 +97,7 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
                                                       attempt=f"cmd:{digest}")
         except TooManyThreads as err:
             COMMANDS.labels("limited").inc()
-            msg = Notice(str(err))
-            await ack(text=msg.text, blocks=msg.blocks)
+            await ack(**refusal(str(err)))
             return
         except UserError as err:
             COMMANDS.labels("error").inc()
@@ -126,6 +127,19 @@ def handler(parts: Parts) -> Callable[..., Awaitable[None]]:
             await parts.jobs.run_here(job)
 
     return gpusize_command
+
+
+@functools.lru_cache(maxsize=64)
+def _refusal(text: str) -> tuple[str, str]:
+    msg = Notice(text)
+    return msg.text, json.dumps(msg.blocks)
+
+
+def refusal(text: str) -> dict[str, Any]:
+    """A refusal's ack arguments. A member's burst past a limit repeats the same few lines
+    (one per language and minute): rendered once each, not once per command on the loop."""
+    fallback, blocks = _refusal(text)
+    return {"text": fallback, "blocks": json.loads(blocks)}
 
 
 def error_notice(parts: Parts, err: Exception, text: str) -> Notice:
