@@ -464,14 +464,15 @@ def check_method_options(name: str, options: dict[str, Any]) -> None:
                          token="owned=true")
     framework = FRAMEWORKS.get(options.get("framework") or "")
     if framework and not framework.model_parallel:
-        for key in ("tp", "ep"):
+        parallelism = {"tp": N_("tensor parallelism"), "ep": N_("expert parallelism"),
+                       "cp": N_("context parallelism")}
+        for key, parallel in parallelism.items():
             if (options.get(key) or 1) > 1:
                 raise ParseError(_("{key}={value} needs a framework with {parallel} "
                                    "(framework={choices}); {framework} runs data parallel "
                                    "only.").format(
                     key=key, value=options[key], framework=framework.name,
-                    parallel=_("tensor parallelism") if key == "tp"
-                    else _("expert parallelism"),
+                    parallel=_(parallel),
                     choices="|".join(n for n, f in FRAMEWORKS.items() if f.model_parallel)),
                     token=f"{key}={options[key]}")
     if options.get("tp") and options.get("gpus") and options["gpus"] % options["tp"]:

@@ -76,7 +76,7 @@ def test_an_unknown_framework_is_refused_with_a_suggestion() -> None:
     assert err.value.suggestion == "framework=megatron"
 
 
-@pytest.mark.parametrize("option", ["tp=2", "ep=8"])
+@pytest.mark.parametrize("option", ["tp=2", "ep=8", "cp=2"])
 def test_hugging_face_frameworks_refuse_model_parallelism(option: str) -> None:
     with pytest.raises(ParseError):
         parse(f"qwen3-30b-a3b full-finetune gpus=8 {option} framework=llama-factory")
