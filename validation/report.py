@@ -141,8 +141,10 @@ WHY += [
      "DeepSpeed ZeRO-3 over Hugging Face modules (framework=ms-swift) gathers each expert's three "
      "matrices as separate parameters outside its prefetch trace, 18,432 a pass: gpusize charges "
      "speed.ZERO3_FETCH_S (0.5 ms, DeepSpeed#1069 on one 8 x A100 server) for each, 27.6 s of the "
-     "91.2 s step (was +2329% without it); across two servers each gather also waits on the "
-     "network's latency, which the 0.5 ms measured inside one server does not hold"),
+     "91.2 s step (was +2329% without it). The rest is not explained: a small collective "
+     "between two servers adds ~20 us (NVIDIA/nccl-tests#150), and ZeRO-3's per-parameter "
+     "gradient hooks and partitioning in backward, which gpusize does not count, would need "
+     "~1 ms each"),
     ("train_tokens_per_s", "megatron-bridge-h100-*-ep8",
      "the published layout (TP 1, PP 4, EP 8 inside one server) does not fit gpusize's memory at "
      "micro-batch 4 (81 GiB before overheads: it counts fp32 logits and every routed copy's expert "
