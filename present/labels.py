@@ -154,7 +154,7 @@ INPUTS = {
     "seq": N_("sequence length"), "batch": N_("micro-batch"), "precision": N_("precision"),
     "optimizer": N_("optimizer"), "checkpointing": N_("activation checkpointing"),
     "zero": N_("ZeRO stage"), "offload": N_("offload"), "tp": N_("tensor parallel"),
-    "ep": N_("expert parallel"),
+    "ep": N_("expert parallel"), "cp": N_("context parallel"),
     "rank": N_("LoRA rank"), "targets": N_("LoRA targets"), "quant": N_("weight format"),
     "context": N_("context"), "users": N_("concurrent users"), "kv": N_("KV cache format"),
     "prompt": N_("prompt length"), "output": N_("answer length"),
@@ -170,6 +170,7 @@ INPUTS = {
     "ttft": N_("time to first token"), "replicas": N_("replicas"), "days": N_("deadline"),
     "gpu_util": N_("share of the card vLLM may use"),
     "asked_in": N_("question language"),
+    "card_memory": N_("memory per card"), "host_memory": N_("host memory per server"),
 }
 GOALS = {"cost": N_("cheapest first"), "time": N_("fastest first")}
 MODES = {"buy": N_("buy only"), "rent": N_("rent only")}
@@ -197,6 +198,8 @@ def input_value(name: str, value: object, currency: str = "CNY") -> str:
         return gpu.display if gpu else value
     if isinstance(value, bool):
         return _("on") if value else _("off")
+    if name in ("card_memory", "host_memory") and isinstance(value, (int, float)):
+        return f"{value:g} GB"
     if name in ("seq", "context", "prompt", "output") and isinstance(value, int):
         return _("{count:,} tokens").format(count=value)
     if name == "hours" and isinstance(value, int | float):
