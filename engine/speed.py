@@ -99,6 +99,10 @@ ALLTOALL_S = {"nvlink": 25e-6, "pcie": 75e-6, "rdma": 80e-6}
 # move 153-158 GB/s a GPU over an H800's NVLink, ~0.78 of its 200 GB/s one way
 # (deepseek-ai/DeepEP README); across servers each GPU's own NIC (INTER_NODE_GBPS).
 SERVE_ALLTOALL_NVLINK_SHARE = 0.78
+# Rows of one tensor-core tile in the grouped GEMMs that multiply each expert's tokens: the
+# CTA tile of CUTLASS's grouped GEMMs on Hopper (2 x wgmma m64) and of tcgen05's m128 on
+# Blackwell, and vLLM's fused-MoE BLOCK_SIZE_M at large batches.
+EXPERT_TILE_ROWS = 128
 # Share of the FEED-corrected tensor peak that prefill reaches. llama.cpp's pp512 runs cuBLAS
 # with FP16 accumulation (ggml-cuda's mul_mat_cublas: CUBLAS_COMPUTE_16F), which GeForce cards
 # execute at twice their FP32-accumulate rate, on 512-token micro-batches: fitted to llama-bench
@@ -438,7 +442,8 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
                     / spec.active_params) if spec.is_moe else 0.0
     dense_weights_s = dense / tp / bandwidth
     experts_weights_s = weights_s - dense_weights_s
-    matmul_s = split_matmul_s(dense_weights_s, experts_weights_s, gemm, expert_share)
+    padding = expert_tile_padding(spec, users + prefill_tokens)
+    matmul_s = split_matmul_s(dense_weights_s, experts_weights_s, gemm, expert_share, padding)
     layers = spec.layers * LAYER_OVERHEAD_S[engine]
     moe = spec.moe_layers * MOE_LAYER_S[engine]
     mla = spec.layers * MLA_LAYER_S[engine] if spec.attention == "mla" else 0.0
@@ -482,16 +487,32 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
              "mla": mla, "comm": comm, "host": host, "bytes": weights + kv,
              "efficiency": efficiency, "prefill": chunk, "device": device,
              "matmul": matmul_s, "dense_weights": dense_weights_s,
-             "experts_weights": experts_weights_s, "expert_share": expert_share}
+             "experts_weights": experts_weights_s, "expert_share": expert_share,
+             "padding": padding}
     return max(device, host), parts
 
 
+def expert_tile_padding(spec: ModelSpec, rows: float) -> float:
+    """Compute a step's grouped expert GEMMs spend per useful row when `rows` tokens are routed
+    (top-k of the experts, uniformly): each touched expert multiplies its m rows in row tiles,
+    the last one half empty on average; kernels size the tile to the rows up to
+    EXPERT_TILE_ROWS (vLLM's fused-MoE BLOCK_SIZE_M 16-128, CUTLASS's grouped tiles), so the
+    waste is m/2 for m up to a tile and a half tile beyond it."""
+    if rows <= 0 or not spec.is_moe:
+        return 1.0
+    k, e = spec.active_experts, spec.experts
+    touched = e * (1 - (1 - k / e) ** rows)
+    m = rows * k / touched
+    return 1 + min(m, EXPERT_TILE_ROWS) / (2 * m)
+
+
 def split_matmul_s(dense_weights_s: float, experts_weights_s: float, gemm_s: float,
-                   expert_share: float) -> float:
+                   expert_share: float, padding: float = 1.0) -> float:
     """A step's matmul time: the dense GEMMs and the routed experts' grouped GEMMs each at
-    their own roofline (weight reads or compute, whichever is longer), one after the other."""
+    their own roofline (weight reads or compute, whichever is longer), one after the other; the
+    experts' compute counts their tiles' empty rows (expert_tile_padding)."""
     return (max(dense_weights_s, gemm_s * (1 - expert_share))
-            + max(experts_weights_s, gemm_s * expert_share))
+            + max(experts_weights_s, gemm_s * expert_share * padding))
 
 
 def int8_tensor_tops(gpu: GpuSpec) -> float:
@@ -566,7 +587,8 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
         # extra prompt tokens' compute
         extra = (everyone - others) / (prefill * dp_attn)
         device = p["device"] - p["matmul"] + split_matmul_s(
-            p["dense_weights"], p["experts_weights"], p["gemm"] + extra, p["expert_share"])
+            p["dense_weights"], p["experts_weights"], p["gemm"] + extra, p["expert_share"],
+            p["padding"])
         aggregate = users / max(device, p["host"])
     detail = _("decode: {gb:.2f} GB read per step over {gpus} at {eff:.0%} of {bw:.0f} GB/s"
                " + {layers} layers x {us:.0f} us ({engine})").format(

@@ -189,18 +189,18 @@ WHY += [
     ("max_throughput_tokens_per_s", "trtllm-maxtput-deepseek-r1-fp8-8xh200-1k1k",
      "the sequences TensorRT-LLM kept in flight are not published, and here they set the answer: "
      "gpusize fills the KV cache up to 2,048 (256 a rank), where each rank's step carries 256 "
-     "decodes and 256 prompt tokens. trtllm-bench sizes max_batch_size from a KV estimate that "
+     "decodes and 256 prompt tokens (+33%). trtllm-bench sizes max_batch_size from a KV estimate that "
      "counts MLA as 128 full heads (1.7 MB a token, not the ~35 KB latent): 160 a rank, 1,280 in "
      "flight, at which gpusize lands within 8%; at the concurrency TensorRT-LLM's DeepSeek-R1 "
      "guide publishes (1,024, row trtllm-guide-deepseek-r1-fp8-8xh200-1k2k-c1024) within 9%. The "
      "same estimate would give 64 a rank at 1k/8k, where gpusize's 920 lands within 8% and 512 "
      "would be 31% under: which cap each run had is not published."),
     ("max_throughput_tokens_per_s", "trtllm-maxtput-gpt-oss-*",
-     "gpt-oss in MXFP4, every row over (16-128%), most on Hopper, where TensorRT-LLM runs the MoE "
+     "gpt-oss in MXFP4, every row over (10-100%), most on Hopper, where TensorRT-LLM runs the MoE "
      "layers with Triton's MXFP4 kernels (weights dequantized to bf16 in the kernel) and a 16-bit "
      "KV cache; gpusize takes those GEMMs at the bf16 peak's share the FEED rule gives and "
      "counts no cost for the attention sinks or the 201k-token vocabulary's logits. On B200 "
-     "(native MXFP4) the rows are 29-49% over. No constant was fitted to these rows."),
+     "(native MXFP4) the rows are 28-45% over. No constant was fitted to these rows."),
     ("max_throughput_tokens_per_s", "trtllm-maxtput-llama4-maverick-*-8k1k",
      "8k prompts for 1k answers: eight prompt tokens prefilled for each one decoded, so the "
      "step is mostly the prompts' GEMMs, which gpusize takes at the dense prefill rate of "

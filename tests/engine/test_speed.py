@@ -500,3 +500,15 @@ def test_a_published_concurrency_caps_the_sequences_in_flight() -> None:
     assert free is not None and capped is not None
     assert capped.users == 128 < free.users
     assert capped.tokens_per_s < free.tokens_per_s
+
+
+def test_expert_tiles_waste_half_a_tile_and_never_help() -> None:
+    spec = _spec("qwen3-30b-a3b")  # 128 experts, top-8
+    tile = speed.EXPERT_TILE_ROWS
+    pads = [speed.expert_tile_padding(spec, rows) for rows in (1, 64, 512, 4096, 65536)]
+    assert all(p >= 1 for p in pads)
+    assert pads[0] == pytest.approx(1.5)  # one row a touched expert, in a tile sized to it
+    assert pads == sorted(pads, reverse=True)  # more rows an expert: less waste
+    many = 65536 * 8 / 128  # rows an expert sees
+    assert pads[-1] == pytest.approx(1 + tile / (2 * many))
+    assert speed.expert_tile_padding(_spec("llama-3.1-8b"), 512) == 1.0  # dense: no experts
