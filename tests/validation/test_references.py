@@ -189,6 +189,11 @@ def test_rows_outside_their_aim_are_listed_with_their_reason(report) -> None:
     assert report.reason(near) == "no reason recorded"
     text = "\n".join(report.render_why([far, near], []))
     assert "gptfast-x (+50%)" in text and "1 of 2 rows outside 20%" in text
+    load = report.Row(_ref("q", "max_throughput_tokens_per_s", 10.0, "tokens/s")
+                      | {"id": "trtllm-maxtput-gpt-oss-x"}, 10.0, 15.0, 0.5, "")
+    text = "\n".join(report.render_why([load], []))
+    assert "max_throughput_tokens_per_s: 1 of 1 rows outside 20%" in text
+    assert "MXFP4" in text  # the reason recorded for the gpt-oss rows
 
 
 @pytest.mark.slow  # a sweep: seconds of CPU (the fast tier's budget is a minute in all)
