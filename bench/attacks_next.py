@@ -14,6 +14,8 @@ forged       signed presses whose ids or values no button carries (and a stale v
 connect      /gpusize from a Slack Connect user (another organisation's team and user)
 redis_bounce Redis restarted (SHUTDOWN, then started on its append-only file) while 20
              mentions and 20 thread replies are being answered
+slack_away   slack.com unreachable (the Web API stand-in stopped): 10 /gpusize and 5 mentions,
+             then a process started while Slack is away; Slack back after 10 s
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 import redis as redis_py
 from attacks_jobs import Rig, rig, settle, wait_until
 
-from tests.harness import TEAM, Bot, SlackStub
+from tests.harness import TEAM, Bot, SlackStub, serve_stub
 
 ANSWERS = ("chat.postEphemeral", "chat.postMessage", "views.publish", "views.push",
            "response_url")
@@ -309,9 +311,65 @@ def redis_bounce(each: int = 20) -> dict[str, Any]:
                       failed=doubled)
 
 
+def slack_away(commands: int = 10, mentions: int = 5, away_s: float = 10.0) -> dict[str, Any]:
+    """slack.com unreachable: each signed request acknowledged within Slack's 3 s (Bolt's
+    authorization asked auth.test on the request's path: a 500 after ~2.4 s), each answered
+    once when Slack is back (its job deferred, not lost); a process that never reached Slack
+    says so in the ack."""
+    with rig() as r:
+        bot, slack = r.bot(), r.slack
+        learned = wait_until(lambda: bool(r.redis.command("KEYS", "gpusize:v1:identity:*")), 30)
+        r.server.shutdown()
+        r.server.server_close()
+        down_at = time.monotonic()
+        acks: list[tuple[float, int]] = []
+        for n in range(commands):
+            start = time.perf_counter()
+            status, _body = bot.command(f"{n + 7}B lora", user=f"U0AWAY{n}", channel=f"C0AW{n:02d}")
+            acks.append(((time.perf_counter() - start) * 1000, status))
+        for n in range(mentions):
+            start = time.perf_counter()
+            status, _body = bot.event({"type": "app_mention", "channel": f"C0AM{n:02d}",
+                                       "user": f"U0AM{n}", "text": f"<@UBOT0001> {n + 7}B qlora",
+                                       "ts": f"1700000070.{n:06d}"}, event_id=f"EvAway{n}")
+            acks.append(((time.perf_counter() - start) * 1000, status))
+        # a process started while Slack is away, with nothing learned before it
+        r.redis.command("DEL", *r.redis.command("KEYS", "gpusize:v1:identity:*"))
+        start = time.perf_counter()
+        fresh = r.bot()
+        started_s = time.perf_counter() - start
+        status, body = fresh.command("13B lora", user="U0FRESH", channel="C0FRESH")
+        told = status == 200 and "reach Slack" in body
+        time.sleep(max(0.0, away_s - (time.monotonic() - down_at)))
+        r.server = serve_stub(slack)  # Slack back, on the same address
+        back_at = time.monotonic()
+        channels = [f"C0AW{n:02d}" for n in range(commands)] + [
+            f"C0AM{n:02d}" for n in range(mentions)]
+
+        def answered() -> Counter[str]:
+            return Counter(c.body.get("channel", "") for c in slack.of("chat.postMessage"))
+
+        wait_until(lambda: all(answered()[c] for c in channels), timeout=120)
+        last_s = time.monotonic() - back_at
+        settle(slack, 3.0)
+        got = answered()
+        held = sum(1 for c in channels if got[c] == 1) + int(told)
+        doubled = sum(1 for c in channels if got[c] > 1)
+        slow = sum(1 for ms, status in acks if status != 200 or ms >= 3000)
+        ms = [t for t, _status in acks]
+        notes = (f"ids learned first: {learned}; {len(acks)} acks while away: statuses "
+                 f"{sorted(Counter(s for _t, s in acks).items())}, p50/max "
+                 f"{statistics.median(ms):.0f}/{max(ms):.0f} ms; answered once {held - told} of "
+                 f"{len(channels)}, the last {last_s:.1f} s after Slack came back; doubled "
+                 f"{doubled}; a process started while away: up in {started_s:.1f} s, said so in "
+                 f"the ack: {told}; tracebacks {tracebacks(r)}")
+        return report("Slack's Web API unreachable", len(channels) + 1, held, notes,
+                      failed=doubled + slow)
+
+
 ATTACKS: dict[str, Callable[[], dict[str, Any]]] = {
     "long_reply": long_reply, "storm": storm, "forged": forged, "connect": connect,
-    "redis_bounce": redis_bounce}
+    "redis_bounce": redis_bounce, "slack_away": slack_away}
 
 
 def main(argv: list[str]) -> int:

@@ -35,7 +35,8 @@ from bot import keys
 
 log = logging.getLogger(__name__)
 
-START_WAIT_S = 3.0  # start-up waits this long for the first auth.test, then serves regardless
+START_WAIT_S = 5.0  # start-up waits this long for the first auth.test, then serves regardless
+AUTH_TEST_TIMEOUT_S = 2.0  # one try, no retries of its own: learn_forever retries, backing off
 CACHE_READ_S = 0.2  # before an ack: a slow Redis costs at most this, then the ids are unknown
 CACHE_RECHECK_S = 5.0  # while unknown, Redis's copy is read again at most this often
 CACHE_TTL_S = 30 * 86400  # ids change only when the app is reinstalled elsewhere
@@ -50,7 +51,10 @@ class Identity(AsyncAuthorize):
 
     def __init__(self, redis: Redis, client: AsyncWebClient, token: str) -> None:
         self.redis = redis
-        self.client = client
+        # a client of its own: one quick try per auth.test, so the first try has ended (learned,
+        # or Slack known to be away) well within START_WAIT_S whatever Slack does
+        self.client = AsyncWebClient(token=token, base_url=client.base_url,
+                                     timeout=round(AUTH_TEST_TIMEOUT_S), retry_handlers=[])
         self.token = token
         self.ids: dict[str, str] | None = None  # auth.test's answer, FIELDS only
         self.learned_at = 0.0  # monotonic time of the last successful auth.test (0: never)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 
+import aiohttp
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -19,12 +21,14 @@ from engine.parse import ParseError
 WORKSPACE_WORDS = ("workspace", "team", "工作区")
 LOCALE_TTL_S = 86400  # a locale Slack told us
 UNKNOWN_LOCALE_TTL_S = 600  # Slack did not answer: English for now, asked again soon
+SLACK_AWAY_S = 30.0  # after users.info could not reach Slack, not asked again (before acks) so long
 
 
 class Languages:
     def __init__(self, redis: Redis, client: AsyncWebClient) -> None:
         self.redis = redis
         self.client = client
+        self._slack_away_until = 0.0  # monotonic: users.info is not asked before then
 
     async def of(self, team: str, user: str, text: str = "", *, ask_slack: bool = True) -> str:
         """The language to answer `text` (a command or reply) in. Runs before a command's ack:
@@ -42,13 +46,17 @@ class Languages:
             for choice in (*chosen, cached):
                 if choice in LANGUAGES:
                     return choice
-        if not ask_slack:
-            return "en"
+        if not ask_slack or time.monotonic() < self._slack_away_until:
+            return "en"  # Slack away: every ack would wait out the 1 s cap for nothing
         lang, ttl = "en", UNKNOWN_LOCALE_TTL_S
-        with contextlib.suppress(Exception):
+        try:
             info = await asyncio.wait_for(self.client.users_info(user=user, include_locale=True),
                                           1.0)
             lang, ttl = from_locale((info.get("user") or {}).get("locale")), LOCALE_TTL_S
+        except (aiohttp.ClientError, TimeoutError):  # unreachable or hanging
+            self._slack_away_until = time.monotonic() + SLACK_AWAY_S
+        except Exception:  # Slack answered with an error: English, asked again later
+            pass
         with contextlib.suppress(RedisError, OSError, TimeoutError):  # capped: before an ack
             await asyncio.wait_for(self.redis.set(keys.user_locale(team, user), lang, ex=ttl),
                                    0.5)

@@ -25,6 +25,7 @@ from bot.intake import TooManyThreads
 from bot.job import Handler, Job, Submitted
 from bot.listeners import recording
 from bot.observability import COMMANDS, REDIS_ERRORS
+from bot.once import JobDeferred
 from bot.parts import Parts
 from bot.permissions import Permissions
 from bot.pricestore import new_id
@@ -173,6 +174,8 @@ def run_command(parts: Parts) -> Handler:
             await parts.dialog.command(team=p["team"], channel=p["channel"], user=p["user"],
                                  draft=draft, respond=respond, text=p["text"])
             COMMANDS.labels("answered" if draft.method else "asked").inc()
+        except JobDeferred:  # Slack away or a 429: the job runs again later, nothing to say now
+            raise
         except Exception as err:  # the user is told plainly, the log gets the details
             COMMANDS.labels("failed").inc()
             log.exception("answering /gpusize failed")
