@@ -38,6 +38,9 @@ class GpuSpec(BaseModel):
     bandwidth_gbps: float = Field(gt=0)
     bf16_tflops: float = Field(gt=0, description="dense, no sparsity")
     fp16_tflops: float = Field(gt=0)
+    # the format "16-bit" matrix work runs in: fp16 on Volta/Turing (no bf16), fp32 on Pascal
+    # (no tensor cores); where not bf16, bf16_tflops holds that format's dense rate
+    half_dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
     fp8_tflops: float | None = None
     int8_tops: float | None = None
     tdp_w: int = Field(gt=0)
@@ -72,6 +75,12 @@ STACK_REMARKS = (
        "not apply"),
     N_("each 910C is two NPU devices to CANN; no CUDA: llama.cpp CUDA and TensorRT-LLM do not "
        "apply"),
+    N_("Volta: no bf16, fp16 with loss scaling; no FlashAttention-2, xformers or SDPA attention "
+       "instead"),
+    N_("Turing: no bf16, fp16 with loss scaling; no FlashAttention-2, xformers or SDPA attention "
+       "instead"),
+    N_("Pascal: no tensor cores and no bf16, fp16 at 1/64 of fp32: computes in fp32; vLLM needs "
+       "compute capability 7.0, llama.cpp runs it"),
 )
 
 

@@ -998,7 +998,10 @@ def formats_for(spec: ModelSpec, req: Request, gpu: GpuSpec) -> list[Format]:
     if req.quant is not None or not req.is_serving or req.serving_engine != "vllm":
         quants = [req.weight_quant]
     else:
-        quants = [r.quant for r in spec.releases_all() if r.quant in DEFAULT_SERVING_FORMATS]
+        quants = [r.quant for r in spec.releases_all() if r.quant in DEFAULT_SERVING_FORMATS
+                  and (gpu.half_dtype == "bf16" or get_quant(r.quant).family == "float")]
+        # before Ampere (no bf16: V100, T4, P40) vLLM's FP8 and FP4 weight-only kernels (Marlin)
+        # do not run: only the 16-bit release, loaded as fp16
         quants = quants or [req.weight_quant]
     out: list[Format] = []
     for q in quants:
@@ -1109,6 +1112,14 @@ def obtainable(card: str, req: Request, book: PriceBook) -> bool:
     return (buy and req.mode != "rent") or (rent and req.mode != "buy")
 
 
+def in_card_precision(req: Request, gpu: GpuSpec) -> Request:
+    """bf16 asked of a card without it (V100 and T4: fp16; P40: fp32, gpus.toml half_dtype): the
+    run is planned in the format the card computes in, never as bf16."""
+    if req.precision != "bf16" or gpu.half_dtype == "bf16":
+        return req
+    return req.model_copy(update={"precision": gpu.half_dtype})
+
+
 def cards_of_memory(cards: list[GpuSpec], memory_gb: float) -> list[GpuSpec]:
     """card_memory= (24G显存, 48GB cards): the cards of that marketed memory, or, where none has
     it, those of the nearest memory above it (below it, when none is above)."""
@@ -1143,8 +1154,9 @@ def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
     for gpu in cards:
         options: list[Plan] = []
         miss = ""
-        for fmt in formats_for(spec, req, gpu):
-            r = req if fmt.quant == req.weight_quant else req.model_copy(
+        on_card = in_card_precision(req, gpu)
+        for fmt in formats_for(spec, on_card, gpu):
+            r = on_card if fmt.quant == on_card.weight_quant else on_card.model_copy(
                 update={"quant": fmt.quant})
             c = choose(spec, r, gpu, counts)
             if c is None:

@@ -324,13 +324,14 @@ _OWNED_COUNT = (r"(?:\d{1,6}|[一二两三四五六七八九十百千单双]{1,4
                 r"thirty-two|sixty-four)")
 _OWNED_SERVERS = r"(?:(?:\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|机)\s*)?"  # 两台8卡H800
 _OWNED = re.compile(_OWNED_WORDS + r"\s*(?:了)?\s*" + _OWNED_SERVERS + _OWNED_COUNT
-                    + r"\s*(?:张|块|个|卡|张卡|x|×|\*)?\s*(?:的)?\s*(?:nvidia\s*|英伟达\s*)?" + CARD,
+                    + r"\s*(?:张|块|个|卡|张卡|x|×|\*)?\s*(?:的)?\s*(?:nvidia\s*|英伟达\s*)?"
+                    + r"(?:" + CARD + r"|(?P<short>[a-z]\d)s?(?![a-z0-9]))",  # 8 T4s, 两张L4
                     re.IGNORECASE)
 
 
 def owns_cards(text: str) -> bool:
     """Whether the message says the team already has the cards it names, with a count."""
-    return any(card_name(m.group("card"), m.group("mem")) is not None
+    return any(card_name(m.group("card") or m.group("short"), m.group("mem")) is not None
                for m in _OWNED.finditer(normalize(text)))
 
 
@@ -504,7 +505,7 @@ def _memory_said(values: dict[str, Any], notes: list[str]) -> None:
         notes.append(_("{gb:g} GB said with no card named: compared among the cards of that memory "
                        "(gpu= names one).").format(gb=memory))
     if "host_memory" in values:
-        notes.append(_("{gb:g} GB of host memory: used where the plan offloads to the CPU "
+        notes.append(_("{gb:g} GB of host RAM: used where the plan offloads to the CPU "
                        "(offload=), and said as not used otherwise.").format(gb=values["host_memory"]))
 
 
@@ -928,7 +929,7 @@ def read_line(values: dict[str, Any], *, traffic: str | None = None) -> list[str
         "requests": lambda v: (_("{said} ≈ {count} requests/day").format(said=traffic, count=_big(v))
                                if traffic else _("{count} requests/day").format(count=_big(v))),
         "card_memory": lambda v: _("{gb:g} GB cards").format(gb=v),
-        "host_memory": lambda v: _("host memory {gb:g} GB").format(gb=v),
+        "host_memory": lambda v: _("host RAM {gb:g} GB").format(gb=v),
         "prompt": lambda v: _("prompt {tokens}").format(tokens=_tokens(v)),
         "output": lambda v: _("answer {tokens}").format(tokens=_tokens(v)),
     }

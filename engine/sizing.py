@@ -218,13 +218,13 @@ def host_memory_text(plan: Plan, host_gb: float) -> str:
     it keeps nothing there."""
     per_gpu = plan.memory.host_offload if plan.memory is not None else 0
     if not per_gpu:
-        return _("The {gb:g} GB of host memory said is not used: this plan offloads nothing to "
+        return _("The {gb:g} GB of host RAM said is not used: this plan offloads nothing to "
                  "the CPU.").format(gb=host_gb)
     need = per_gpu * min(plan.gpus, GPUS_PER_SERVER) / 1e9
     if need <= host_gb:
-        return _("Offload keeps {need:,.0f} GB in host memory per server, within the {gb:g} GB "
+        return _("Offload keeps {need:,.0f} GB in host RAM per server, within the {gb:g} GB "
                  "said.").format(need=need, gb=host_gb)
-    return _("Offload needs {need:,.0f} GB of host memory per server, more than the {gb:g} GB "
+    return _("Offload needs {need:,.0f} GB of host RAM per server, more than the {gb:g} GB "
              "said.").format(need=need, gb=host_gb)
 
 

@@ -517,7 +517,14 @@ def split_matmul_s(dense_weights_s: float, experts_weights_s: float, gemm_s: flo
 
 def int8_tensor_tops(gpu: GpuSpec) -> float:
     """Dense int8 tensor peak: the datasheet's, else the FP8 rate (the same units on Ada,
-    Hopper and Blackwell), else twice the 16-bit rate (every NVIDIA part since Turing)."""
+    Hopper and Blackwell), else twice the 16-bit rate (every NVIDIA part since Turing). Before
+    Turing there is no int8 tensor path: Pascal multiplies int8 by dp4a, four products per fp32
+    lane (P40: 4 x 11.76 = 47 TOPS, its datasheet's INT8), and Volta's int8 weights run as its
+    fp16 tensor GEMMs."""
+    if gpu.half_dtype == "fp32":
+        return 4 * gpu.bf16_tflops  # bf16_tflops holds the fp32 rate there (gpus.toml)
+    if gpu.architecture == "volta":
+        return gpu.fp16_tflops
     return gpu.int8_tops or gpu.fp8_tflops or 2 * gpu.fp16_tflops
 
 

@@ -140,3 +140,25 @@ def test_deadline_dates_follow_the_calendar() -> None:
 
 def test_chatter_in_a_thread_is_no_deadline() -> None:
     assert "days" not in read("我们下周再讨论这个", reply=True).values
+
+
+@pytest.mark.parametrize(("text", "card", "count"), [
+    ("我们有4张V100 7B lora", "v100-32gb", 4), ("we have 8 T4s, serve qwen3-8b", "t4", 8),
+    ("我们有2张P40 跑qwen3-8b", "p40", 2), ("we own two A2s for qwen3-4b", "a2", 2),
+    ("手上有一张3060 12G 跑qwen3-4b", "rtx-3060-12gb", 1),
+])
+def test_cards_teams_own_are_read_as_owned(text: str, card: str, count: int) -> None:
+    values = read(text).values
+    assert (values["gpu"], values["gpus"], values.get("owned")) == (card, count, True)
+
+
+@pytest.mark.parametrize("card", ["v100-16gb", "v100-32gb", "t4", "p40"])
+def test_a_card_without_bf16_is_planned_in_its_own_format(card: str) -> None:
+    from engine.plan import in_card_precision
+    from engine.request import Request
+
+    spec = gpus()[card]
+    req = Request(model="7B", method="lora")
+    assert in_card_precision(req, spec).precision == spec.half_dtype != "bf16"
+    assert "no bf16" in spec.serving_stack and spec.fp8_tflops is None
+    assert in_card_precision(req, gpus()["a10"]).precision == "bf16"
