@@ -169,9 +169,8 @@ INPUTS = {
     "mode": N_("buy or rent"), "owned": N_("cards you have"), "min_speed": N_("speed per user"),
     "ttft": N_("time to first token"), "replicas": N_("replicas"), "days": N_("deadline"),
     "gpu_util": N_("share of the card vLLM may use"),
-    "card_memory": N_("memory of each card"), "host_memory": N_("host RAM per server"),
     "asked_in": N_("question language"),
-    "card_memory": N_("memory per card"), "host_memory": N_("host memory per server"),
+    "card_memory": N_("memory per card"), "host_memory": N_("host RAM per server"),
 }
 GOALS = {"cost": N_("cheapest first"), "time": N_("fastest first")}
 MODES = {"buy": N_("buy only"), "rent": N_("rent only")}
@@ -211,8 +210,6 @@ def input_value(name: str, value: object, currency: str = "CNY") -> str:
         return _("{count:,.0f} a day").format(count=value)
     if name == "peak" and isinstance(value, int | float):
         return f"{value:g}x"
-    if name in ("card_memory", "host_memory") and isinstance(value, int | float):
-        return f"{value:g} GB"
     if name == "days" and isinstance(value, int | float):
         return _("{count:g} days").format(count=value)
     if name == "min_speed" and isinstance(value, int | float):
