@@ -536,6 +536,10 @@ def _data_set(values: dict[str, Any], notes: list[str], *, exact: dict[str, Any]
             values["tokens"] = round(values["tokens"] * epochs)
             notes.append(_("{epochs:g} epochs of the tokens said: {tokens} tokens in all.").format(
                 epochs=epochs, tokens=_big(values["tokens"])))
+        else:
+            notes.append(_("{epochs:g} epochs of no data set said: the answer assumes one epoch "
+                           "of its own; say the data set (50k samples, 3GB) or tokens=.").format(
+                               epochs=epochs))
         return
     if "tokens" in values:
         notes.append(_("Tokens said beside a data set in samples or bytes: the tokens are used."))

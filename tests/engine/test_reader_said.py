@@ -162,3 +162,20 @@ def test_a_card_without_bf16_is_planned_in_its_own_format(card: str) -> None:
     assert in_card_precision(req, spec).precision == spec.half_dtype != "bf16"
     assert "no bf16" in spec.serving_stack and spec.fp8_tflops is None
     assert in_card_precision(req, gpus()["a10"]).precision == "bf16"
+
+
+def test_host_memory_is_checked_against_what_offload_keeps() -> None:
+    import engine
+
+    ans = engine.ask("qwen3-8b full-finetune gpu=rtx-4090 gpus=2 offload=optimizer host_memory=64")
+    need = ans.plans[0].memory.host_offload * 2 / 1e9  # two GPUs in the server
+    assert need > 64 and f"{need:,.0f} GB" in ans.recommendation and "more than the 64 GB" in (
+        ans.recommendation)
+    plain = engine.ask("qwen3-8b lora gpu=rtx-4090 gpus=1 host_memory=512")
+    assert plain.plans[0].memory.host_offload == 0 and "not used" in plain.recommendation
+
+
+def test_epochs_multiply_the_tokens_said_and_are_never_dropped_silently() -> None:
+    assert read("7B lora 1B tokens, 3 epochs").values["tokens"] == 3_000_000_000
+    alone = read("7B lora 3 epochs")
+    assert "tokens" not in alone.values and any("epochs" in note for note in alone.notes)

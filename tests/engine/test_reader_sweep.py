@@ -127,7 +127,7 @@ def test_a_card_size_alone_is_still_a_model_size() -> None:
 
 # -- the sweep: questions as a team types them in Slack -------------------------------------------
 # Each with every slot it must yield and the kind of question. Words a slot does not take yet are
-# listed in KNOWN_GAPS (a card the catalog lacks, a data set in samples): the rest skip nothing.
+# listed in KNOWN_GAPS (a card the catalog lacks, words no slot takes): the rest skip nothing.
 
 SWEEP: list[tuple[str, dict[str, Any], str | None]] = [
     ("我们有两台8卡A800，想部署Qwen3 32B给全公司用，大概30-50人同时在线，够不够",
