@@ -132,15 +132,24 @@ BUDGET_CHANGES: tuple[Recipe, ...] = (
 )
 
 
+# Settings whose values go from the most memory to the least: a recipe never swaps what the
+# question asked for a heavier value (loss=fused asked; "with chunked loss" would hold more logits).
+LIGHTER_LATER: dict[str, tuple[str, ...]] = {"loss": ("full", "chunked", "fused")}
+
+
 def _same(req: Request, key: str, value: Any) -> bool:
     if key == "optimizer" and value is not None:
         return req.optimizer_used == value
+    order = LIGHTER_LATER.get(key, ())
+    if value in order and getattr(req, key) in order:
+        return order.index(getattr(req, key)) >= order.index(value)
     return bool(getattr(req, key) == value)
 
 
 def _variant(req: Request, update: dict[str, Any]) -> Request | None:
     if all(_same(req, k, v) for k, v in update.items()):
         return None
+    update = {k: v for k, v in update.items() if not _same(req, k, v) or k not in LIGHTER_LATER}
     try:
         return Request(**{**req.model_dump(), **update})
     except ValueError:

@@ -266,3 +266,18 @@ def test_json_contract() -> None:
         assert plan["verdict"] in ("fits", "tight", "no")
         assert {"meets", "decode_floor", "ttft_ceiling_s"} <= set(plan["service"])
         assert plan["access"]["status"]
+
+
+def test_a_recipe_never_swaps_a_lighter_loss_asked_for_a_heavier_one() -> None:
+    """loss=fused (Liger/Unsloth) holds fewer logits than chunked: 'with chunked loss' is no
+    alternative to it, and a combined recipe keeps the fused loss while changing the rest."""
+    from engine.alternatives import RECIPES, _variant
+    from engine.parse import parse
+
+    fused = parse("llama-3.1-8b lora gpu=4090 gpus=1 loss=fused")
+    by_name = {r.change: r for r in RECIPES}
+    assert _variant(fused, by_name["with chunked loss"].update) is None
+    both = _variant(fused, by_name["with chunked loss and activations offloaded to CPU"].update)
+    assert both is not None and both.loss == "fused" and both.offload == "activations"
+    full = parse("llama-3.1-8b lora gpu=4090 gpus=1")
+    assert _variant(full, by_name["with chunked loss"].update).loss == "chunked"
