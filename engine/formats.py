@@ -21,7 +21,7 @@ from engine.catalog import GpuSpec
 from engine.i18n import N_
 from engine.quant import get_quant
 
-Compute = Literal["bf16", "fp8", "int8", "fp32"]
+Compute = Literal["bf16", "fp16", "fp8", "int8", "fp32"]
 # share of datasheet bandwidth a batch-1 decode step keeps when the kernel dequantizes in
 # registers (engine/speed.py STREAM_EFFICIENCY has the sources): Marlin W8A16 and W8A8 INT8
 # stream like vLLM's GPTQ-Int8 rows (~0.8), 4-bit weight-only kernels ~0.7
@@ -53,6 +53,9 @@ KERNEL_LABELS = {
     "w4a8-ascend": N_("W4A8: re-quantized with msModelSlim (CANN runs no AWQ/GPTQ kernels)"),
     "bnb": N_("bitsandbytes weight-only, bf16 compute"),
     "gguf": N_("GGUF blocks dequantized in llama.cpp's kernels"),
+    "as-fp16": N_("16-bit weights loaded as fp16: the card has no bf16 (Volta, Turing)"),
+    "as-fp32": N_("16-bit weights computed in fp32: the card has neither bf16 nor fast fp16 "
+                  "(Pascal)"),
 }
 
 
@@ -67,6 +70,9 @@ def weight_path(gpu: GpuSpec, quant: str) -> WeightPath:
     name, family = scheme.name, scheme.family
     ascend = gpu.vendor == "huawei"
     if family == "float":
+        if gpu.half_dtype != "bf16" and name != "fp32":  # gpus.toml: V100, T4 (fp16), P40 (fp32)
+            kernel = f"as-{gpu.half_dtype}"
+            return WeightPath(name, kernel, gpu.half_dtype, "float", False, KERNEL_LABELS[kernel])
         compute: Compute = "fp32" if name == "fp32" else "bf16"
         return WeightPath(name, name, compute, "float", True, KERNEL_LABELS[name])
     if family == "fp8":

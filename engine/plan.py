@@ -1025,6 +1025,8 @@ KERNEL_SHORT = {
     "w4a16": N_("W4A16, bf16 compute"),
     "w4a8-ascend": N_("re-quantized to W4A8 with msModelSlim (no AWQ/GPTQ kernels in CANN)"),
     "bnb": N_("bitsandbytes, bf16 compute"),
+    "as-fp16": N_("loaded as fp16 (no bf16 on this card)"),
+    "as-fp32": N_("computed in fp32 (no bf16, fp16 at 1/64 rate on this card)"),
 }
 
 

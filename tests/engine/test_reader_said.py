@@ -162,6 +162,11 @@ def test_a_card_without_bf16_is_planned_in_its_own_format(card: str) -> None:
     assert in_card_precision(req, spec).precision == spec.half_dtype != "bf16"
     assert "no bf16" in spec.serving_stack and spec.fp8_tflops is None
     assert in_card_precision(req, gpus()["a10"]).precision == "bf16"
+    from engine.formats import weight_path
+
+    path = weight_path(spec, "bf16")  # a BF16 release on the card: its own format, said
+    assert path.compute == spec.half_dtype and "bf16" not in path.kernel
+    assert weight_path(gpus()["a10"], "bf16").compute == "bf16"
 
 
 def test_host_memory_is_checked_against_what_offload_keeps() -> None:
