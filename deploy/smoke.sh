@@ -105,6 +105,14 @@ E=("$ENGINE")
 KIND=$(basename "$ENGINE") # podman or docker (ENGINE may be a path)
 if [ -n "$RUNTIME" ]; then E+=(--runtime "$RUNTIME"); fi
 if [ -n "${RUN_OPTS:-}" ]; then read -r -a RUN_ARGS <<<"$RUN_OPTS"; fi
+# $HOME/.cache on a tmpfs the app (uid 10001) can write. The image makes that folder (0700, the
+# app's) for a volume to start as the app's; podman copies its mode onto a tmpfs there but
+# leaves it root's, so the bot could not open its cache (it failed to start), unless chowned.
+# Docker's tmpfs is 1777 and takes no such option.
+CACHE_TMPFS=(--tmpfs /home/app/.cache)
+if [ "$KIND" = podman ]; then
+  CACHE_TMPFS=(--mount "type=tmpfs,destination=/home/app/.cache,chown=true")
+fi
 say "engine: $("$ENGINE" --version)"
 
 # -- the base image --------------------------------------------------------------------------
@@ -253,7 +261,7 @@ printf '%s\n' "$out" >"$OUT/cli-zh.txt"
 # -- a Chinese chart drawn with a CJK font ---------------------------------------------------
 
 mkdir -p "$WORK/charts" && chmod 0777 "$WORK/charts"
-chart=$(run --read-only --tmpfs /tmp --tmpfs /home/app/.cache -v "$WORK/charts:/out:z" "$IMAGE" sh -c '
+chart=$(run --read-only --tmpfs /tmp "${CACHE_TMPFS[@]}" -v "$WORK/charts:/out:z" "$IMAGE" sh -c '
   gpusize 13B 全参微调 --lang zh --chart /out/zh.png >/dev/null &&
   gpusize 13B full-finetune --chart /out/en.png >/dev/null &&
   python -c "
@@ -302,14 +310,14 @@ hostnet -d --name "$NAME-standin" --no-healthcheck "${share[@]}" "$IMAGE" \
 for _ in $(seq 50); do port_free "$STANDIN_PORT" || break; sleep 0.2; done
 
 # a model outside the catalog, through HF_ENDPOINT (the stand-in), cached under the tmpfs $HOME/.cache
-params=$(hostnet --rm --no-healthcheck --read-only --tmpfs /tmp --tmpfs /home/app/.cache \
+params=$(hostnet --rm --no-healthcheck --read-only --tmpfs /tmp "${CACHE_TMPFS[@]}" \
   -e "HF_ENDPOINT=http://127.0.0.1:$STANDIN_PORT" "$IMAGE" sh -c 'gpusize smoke-org/tiny-qwen \
   inference --json | python -c "import json, sys; print(json.load(sys.stdin)[\"model\"][\"params\"])"' \
   || true)
 [ "$params" = 494032768 ] && r=PASS || r=FAIL
 result "$r" "Hub model through HF_ENDPOINT" "smoke-org/tiny-qwen: ${params:-no answer} parameters"
 start=$SECONDS
-hostnet -d --name "$NAME-bot" --read-only --tmpfs /tmp --tmpfs /home/app/.cache --cap-drop ALL \
+hostnet -d --name "$NAME-bot" --read-only --tmpfs /tmp "${CACHE_TMPFS[@]}" --cap-drop ALL \
   --security-opt no-new-privileges \
   -e SLACK_BOT_TOKEN=xoxb-smoke-test -e SLACK_SIGNING_SECRET="$SECRET" \
   -e "REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0" -e "PORT=$BOT_PORT" \
