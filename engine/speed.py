@@ -171,6 +171,21 @@ PRETRAIN_TOKENS_PER_GPU = 1024
 # and reduce-scatters under the backward, so its traffic hides under all of it; DDP/ZeRO-1/2
 # buckets and Megatron's tensor-parallel all-reduces overlap only part of the step.
 OVERLAP = {"sharded": 1.0, "other": 0.5}
+# Sharded data parallelism (ZeRO-3, FSDP) gathers one unit's weights ahead of the unit that
+# needs them, so a unit's gather hides under the previous unit's compute and its reduce-scatter
+# under the next unit's backward: per decoder layer the exposed time is max(0, its traffic -
+# its compute), plus the first layer's gather in each pass and the last reduce-scatter, which
+# have no compute beside them. What is gathered ahead is the framework's: PyTorch FSDP
+# prefetches the whole next unit (FSDP1 backward_prefetch=BACKWARD_PRE by default, FSDP2's
+# implicit forward and backward prefetch of one FSDPModule: pytorch.org/docs FSDP; torchtitan
+# wraps each TransformerBlock). DeepSpeed ZeRO-3 prefetches only stage3_prefetch_bucket_size
+# parameters ahead in its trace (deepspeed.ai/docs/config-json; DeepSpeed
+# partitioned_param_coordinator.fetch_sub_module), which Hugging Face's "auto" sets to
+# 0.9 x hidden^2 (transformers integrations/deepspeed.py; LLaMA-Factory and ms-swift ship
+# "auto") and FlagPerf's llama2_7b ds_config to 1e7: under a tenth of a 7-70B decoder layer,
+# so the rest of each layer's gather waits in series; its gradient reduce-scatters run on
+# their own stream (overlap_comm, true by default at stage 3) and hide like FSDP's.
+DEEPSPEED_PREFETCH_SHARE_OF_HIDDEN_SQUARED = 0.9
 # Megatron's interleaved 1F1B schedule splits each pipeline stage into this many model chunks,
 # dividing the bubble (Narayanan et al. 2021; Llama 3 used it at PP 16).
 PP_VIRTUAL_STAGES = 4
@@ -900,6 +915,8 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         global_tokens = GLOBAL_BATCH_TOKENS["finetune"]
     accumulation = max(1, round(global_tokens / (dp * tokens_step)))
     comm_s = 0.0
+    gathered_share = 0.0
+    sharded_s = 0.0
     holders = dp * cp  # ranks holding the same parameters: gradients reduce over all of them
     if holders > 1:
         ring = (holders - 1) / holders
@@ -907,6 +924,9 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
             volume = trainable / (tp * pp) * 6 * ring
             if method.adapters:
                 volume += spec.params / (tp * pp) * 2 * 2 * ring
+            # the weight gathers (forward and backward); the rest is gradient reduce-scatter
+            gathered = (spec.params if method.adapters else trainable) / (tp * pp) * 4 * ring
+            gathered_share = min(1.0, gathered / volume)
         else:
             # with expert parallelism each rank all-reduces its own experts' gradients only
             # (over the dp/ep ranks holding the same experts)
@@ -918,7 +938,12 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                    if checkpointing == "selective" else 0.0)
     busy_s = compute_s + dequant_s + routing_s + recompute_s
     if zero >= 3:
-        exposed_s = max(0.0, comm_s - OVERLAP["sharded"] * busy_s)
+        exposed_s = sharded_exposed_s(
+            spec, fw, gather_s=comm_s * gathered_share, reduce_s=comm_s * (1 - gathered_share),
+            busy_s=busy_s,
+            forward_share=forward_share(spec, method=method, checkpointing=checkpointing,
+                                        seq=seq), layers=spec.layers / pp)
+        sharded_s = exposed_s
         exposed_s += max(0.0, tp_s + cp_s - OVERLAP["other"] * busy_s)
     else:
         exposed_s = max(0.0, tp_s + cp_s + comm_s - OVERLAP["other"] * busy_s)
@@ -956,6 +981,12 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     if gpus > GPUS_PER_SERVER:
         detail += _("; across servers, {share:.0%} of one server's utilization (median of"
                     " published multi-server runs)").format(share=MULTI_SERVER_EFFICIENCY)
+    if zero >= 3 and comm_s:
+        ahead = (deepspeed_prefetch_share(spec, spec.layers / pp)
+                 if fw.sharding == "deepspeed" else 1.0)
+        detail += _("; {framework} gathers {ahead:.0%} of each layer's weights ahead of it, the"
+                    " rest on demand: {s:.2f} s of sharded traffic exposed per micro-batch"
+                    ).format(framework=_(fw.label), ahead=ahead, s=sharded_s)
     if pp > 1:
         detail += _("; pipeline bubble {bubble:.0%}").format(bubble=bubble)
     if cp > 1:
@@ -991,6 +1022,45 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
         detail += _("; {lost:.0%} of time lost to restarts at {gpus}").format(
             lost=1 - kept, gpus=counted(gpus, "GPU"))
     return TrainSpeed(tokens_per_s=tps, gpu_hours=hours, mfu=mfu, detail=detail)
+
+
+def forward_share(spec: ModelSpec, *, method: MethodSpec, checkpointing: str, seq: int) -> float:
+    """Share of a step's FLOPs in the forward pass; the rest (backward, with the recomputed
+    forward that checkpointing runs inside it) is the backward pass."""
+    forward = 2 * matmul_params(spec) + attention_flops_per_token(spec, seq) / 2
+    total = train_flops_per_token(spec, method=method, checkpointing=checkpointing, seq=seq)
+    return forward / total
+
+
+def deepspeed_prefetch_share(spec: ModelSpec, layers: float) -> float:
+    """Share of a decoder layer's weights DeepSpeed ZeRO-3 has in flight ahead of the module
+    that needs them: the "auto" stage3_prefetch_bucket_size (0.9 x hidden^2) over the layer."""
+    bucket = DEEPSPEED_PREFETCH_SHARE_OF_HIDDEN_SQUARED * spec.hidden ** 2
+    layer_params = spec.params / max(1.0, layers)
+    return min(1.0, bucket / layer_params)
+
+
+def sharded_exposed_s(spec: ModelSpec, fw: Framework, *, gather_s: float, reduce_s: float,
+                      busy_s: float, forward_share: float, layers: float) -> float:
+    """Seconds of ZeRO-3/FSDP traffic a micro-batch waits on: `gather_s` of weight all-gathers
+    (half in the forward, half in the backward) and `reduce_s` of gradient reduce-scatters (in
+    the backward), beside `busy_s` of compute split by `forward_share`. Per layer the traffic
+    the framework has in flight ahead hides under the layer beside it (max(0, traffic -
+    compute)); the first layer's gather in each pass and the last layer's reduce-scatter have
+    nothing beside them; DeepSpeed's gathers beyond its prefetch bucket wait in series."""
+    if gather_s + reduce_s <= 0:
+        return 0.0
+    layers = max(1.0, layers)
+    ahead = deepspeed_prefetch_share(spec, layers) if fw.sharding == "deepspeed" else 1.0
+    exposed = (1 - ahead) * gather_s  # fetched on demand, in series with compute
+    gather_layer = ahead * gather_s / 2 / layers  # prefetched, per pass per layer
+    reduce_layer = reduce_s / layers
+    forward_layer = busy_s * forward_share / layers
+    backward_layer = busy_s * (1 - forward_share) / layers
+    exposed += gather_layer + (layers - 1) * max(0.0, gather_layer - forward_layer)
+    exposed += gather_layer + (layers - 1) * max(0.0, gather_layer + reduce_layer
+                                                 - backward_layer) + reduce_layer
+    return exposed
 
 
 def context_parallel_bytes(spec: ModelSpec, *, tokens: float, cp: int, tp: int, pp: int,
