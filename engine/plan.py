@@ -140,8 +140,10 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
         base = weight_bytes(spec, req.weight_quant)
         base_per_param = base.total_bytes / params
         trainable = memory.lora_params(spec, req.rank, req.targets)
-        frozen = memory.training_weights(params, base_per_param, tp=mp, dp=shard, zero=zero,
-                                         offload_all=offload_all)
+        # expert parallelism splits the frozen experts over the EP ranks as it does trained ones
+        frozen = memory.training_weights(
+            params if zero >= 3 else memory.expert_parallel_local(params, spec, s.ep),
+            base_per_param, tp=mp, dp=shard, zero=zero, offload_all=offload_all)
         adapters = memory.training_weights(trainable, wb, tp=mp, dp=shard, zero=zero,
                                            offload_all=offload_all)
         weights = frozen + adapters
@@ -586,8 +588,9 @@ TRAIN_EP_SIZES = (2, 4, 8, 16, 32, 64)
 def _expert_parallel_training(spec: ModelSpec, req: Request, s: Strategy) -> list[Strategy]:
     """Whole routed experts sharded over EP ranks of the data-parallel group, with Megatron's
     distributed optimizer (ZeRO-1) over the rest: no rank gathers experts it does not hold.
-    Full training and pre-training only (adapters leave the experts frozen)."""
-    if not spec.is_moe or req.spec.adapters or s.dp < 2:
+    LoRA too: the frozen experts are split the same way and the tokens routed to them (ms-swift's
+    Megatron LoRA recipe for Qwen3-30B-A3B runs --expert_model_parallel_size 4 on 4 H20)."""
+    if not spec.is_moe or s.dp < 2:
         return []
     zero = req.zero if req.zero is not None else 1
     if zero >= 3:

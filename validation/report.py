@@ -181,9 +181,9 @@ WHY += [
      "both take the median multi-server share of published runs (0.76)."),
     ("train_tokens_per_s", "ms-swift-h20x4-qwen3-30b-a3b-lora-ep4",
      "the run reaches 40% of the H20's peak (6N with recomputation, 3.3B active) against 80% for "
-     "dense Qwen3-14B with the same stack on the same card; gpusize's plan keeps every expert on "
-     "every GPU where the run used EP 4, and LoRA on 128 experts a layer is not examined "
-     "further."),
+     "dense Qwen3-14B with the same stack on the same card. The plan runs EP 4 as the run did "
+     "(+88% while LoRA plans kept every expert on every GPU); LoRA on 128 experts a layer is "
+     "not examined further."),
 ]
 WHY += [
     ("max_throughput_tokens_per_s", "trtllm-maxtput-deepseek-r1-fp8-8xh200-1k1k",

@@ -8,6 +8,7 @@ import pytest
 from engine import ask, catalog
 from engine.plan import Strategy, _experts_split_ok, _moe_variants
 from engine.request import Request
+from engine.resolve import resolve_model
 
 MODELS = catalog.models()
 
@@ -247,7 +248,15 @@ def test_expert_parallel_training_launches_megatron() -> None:
 
 def test_an_ep_no_plan_can_use_is_not_a_reason_to_refuse() -> None:
     for text in ("qwen3-30b-a3b pretrain gpu=h200 gpus=8 ep=16 seq=2048",
-                 "qwen3-30b-a3b lora gpu=h100-sxm gpus=8 ep=8",
                  "llama-3.1-8b pretrain gpu=h100-sxm gpus=8 ep=8"):
         plan = ask(text).plans[0]
         assert plan.verdict != "no" and plan.settings.ep == 1, text
+
+
+def test_lora_on_moe_keeps_the_pinned_expert_parallelism() -> None:
+    # ms-swift's Megatron LoRA on Qwen3-30B-A3B runs EP 4 on 4 H20: the frozen experts split
+    # over the EP ranks, each holding a quarter of them
+    pinned = ask("qwen3-30b-a3b lora gpu=h20 gpus=4 seq=8192 ep=4 framework=megatron").plans[0]
+    bf16_model = 2 * resolve_model("qwen3-30b-a3b")[0].params
+    assert pinned.settings.ep == 4 and pinned.settings.tp == 1
+    assert pinned.memory.weights < 0.35 * bf16_model  # not the 61 GB a rank without EP holds
