@@ -238,7 +238,8 @@ EN_PHRASES: tuple[Phrase, ...] = (
           "due=next_month_end", "by end of next month"),
     words(r"\b(?:(?:by|before|until)\s+)?(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?month\b|"
           r"\bby\s+month[- ]end\b", "due=month_end", "by end of month"),
-    words(r"\b(?:(?:by|before|until)\s+)?next\s+month\b", "due=next_month", "by next month"),
+    words(r"\b(?:by|before|until)\s+next\s+month\b|\b(?:launch(?:ing)?|go(?:ing)?\s+live|ship(?:ping)?|"
+          r"live|ready)\s+next\s+month\b", "due=next_month", "by next month"),
     words(r"\b(?:(?:by|before|until)\s+)?(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?year\b|"
           r"\bby\s+year[- ]end\b", "due=year_end", "by end of year"),
     words(r"\b(?:by|before|until|within)\s+next\s+week\b", "due=next_week", "by next week"),

@@ -138,8 +138,9 @@ def test_deadline_dates_follow_the_calendar() -> None:
     assert math.isclose(deadline.days_until("year_end", date(2026, 12, 30))[0], 1)
 
 
-def test_chatter_in_a_thread_is_no_deadline() -> None:
-    assert "days" not in read("我们下周再讨论这个", reply=True).values
+@pytest.mark.parametrize("text", ["我们下周再讨论这个", "下个月再说吧", "let's talk next month"])
+def test_chatter_in_a_thread_is_no_deadline(text: str) -> None:
+    assert "days" not in read(text, reply=True).values
 
 
 @pytest.mark.parametrize(("text", "card", "count"), [
