@@ -166,10 +166,15 @@ class Outbox:
     def restore(self) -> int:
         """Put the jobs a killed process held (journaled, not yet recorded) back in the outbox:
         resubmitted with their own keys, they land once however often they are sent."""
-        if self.journal is None or not self.journal.is_dir():
+        if self.journal is None:
+            return 0
+        try:
+            journaled = sorted(self.journal.glob("*.json")) if self.journal.is_dir() else []
+        except OSError as err:  # a cache volume the pod cannot read: the bot still starts
+            log.warning("outbox journal unreadable (%s): nothing restored", type(err).__name__)
             return 0
         restored = 0
-        for path in sorted(self.journal.glob("*.json"))[:OUTBOX_MAX_JOBS]:
+        for path in journaled[:OUTBOX_MAX_JOBS]:
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
                 job = Job.decode(data["job"])

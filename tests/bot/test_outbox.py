@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.job import Job, Submitted
 from bot.outbox import Dedupe, Outbox
 
@@ -58,3 +60,17 @@ def test_a_journal_left_by_a_killed_process_is_restored(tmp_path: Path) -> None:
         return held
 
     assert asyncio.run(restarted()) == [job_id]
+
+
+def test_an_unreadable_journal_restores_nothing_and_the_bot_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache volume the pod cannot read (a claim its fsGroup never reached; podman's tmpfs on
+    the image's 0700 folder) made the bot's start-up raise PermissionError: it failed to start."""
+    async def never_confirmed(_job: Job, _dedupe: Dedupe, _timeout: float) -> Submitted:
+        return Submitted.HELD
+
+    def denied(self: Path) -> bool:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "is_dir", denied)
+    assert Outbox(never_confirmed, tmp_path / "outbox").restore() == 0
