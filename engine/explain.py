@@ -83,8 +83,8 @@ def _training_lines(spec: ModelSpec, req: Request) -> list[str]:
     lines.append(_(
         "sequence {seq} tokens x micro-batch {batch} per GPU{defaults}; activations from the "
         "architecture's saved tensors per block (Korthikanti et al. 2022 method, flash attention "
-        "so no s^2 term) plus logits in bf16 and their fp32 copy for the loss"
-    ).format(seq=req.seq_len, batch=req.batch,
+        "so no s^2 term) plus logits in {precision} and their fp32 copy for the loss"
+    ).format(seq=req.seq_len, batch=req.batch, precision=req.precision,
              defaults=_(" (defaults; set seq= and batch=)") if req.seq is None else ""))
     master = req.optimizer_used in ("adamw", "sgd") and req.precision != "fp32"
     lines.append(_("precision {precision}{master}").format(

@@ -20,7 +20,14 @@ from engine.explain import assumptions, warnings
 from engine.i18n import _, counted
 from engine.launch import launch_for
 from engine.parse import build_request
-from engine.plan import DEFAULT_SERVING_FORMATS, FORMAT_WORDS, one_answer, ranked_plans, usable
+from engine.plan import (
+    DEFAULT_SERVING_FORMATS,
+    FORMAT_WORDS,
+    in_card_precision,
+    one_answer,
+    ranked_plans,
+    usable,
+)
 from engine.prices import PriceBook, price_book
 from engine.reader import check_model_asked, read
 from engine.request import LARGEST_MODEL, Draft, Request
@@ -241,6 +248,8 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
     req, defaults = with_model_defaults(spec, req)
     req, native = with_native_format(spec, req)
     req, fp8 = with_training_precision(spec, req)
+    if req.gpu:  # a card without bf16 named (V100, T4, P40): the whole answer in its own format
+        req = in_card_precision(req, catalog.gpus()[req.gpu])
     native = defaults + native + fp8
     req, traffic = with_traffic(req)
     plans, misses, excluded = ranked_plans(spec, req, today=today, book=book)

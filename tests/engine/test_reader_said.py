@@ -185,3 +185,12 @@ def test_epochs_multiply_the_tokens_said_and_are_never_dropped_silently() -> Non
     assert read("7B lora 1B tokens, 3 epochs").values["tokens"] == 3_000_000_000
     alone = read("7B lora 3 epochs")
     assert "tokens" not in alone.values and any("epochs" in note for note in alone.notes)
+
+
+@pytest.mark.parametrize(("card", "dtype"), [("v100-32gb", "fp16"), ("t4", "fp16")])
+def test_a_pinned_card_without_bf16_is_answered_in_its_format(card: str, dtype: str) -> None:
+    import engine
+
+    ans = engine.ask(f"qwen2.5-7b lora gpu={card} gpus=1")
+    assert ans.plans[0].settings.precision == dtype
+    assert any("no bf16" in note for note in ans.plans[0].notes)
