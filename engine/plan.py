@@ -1118,11 +1118,18 @@ def obtainable(card: str, req: Request, book: PriceBook) -> bool:
 
 
 def in_card_precision(req: Request, gpu: GpuSpec) -> Request:
-    """bf16 asked of a card without it (V100 and T4: fp16; P40: fp32, gpus.toml half_dtype): the
-    run is planned in the format the card computes in, never as bf16."""
-    if req.precision != "bf16" or gpu.half_dtype == "bf16":
+    """A card without bf16 (gpus.toml half_dtype; V100 and T4: fp16, P40: fp32): a training run
+    is planned in the format the card computes in, never as bf16 (serving keeps its weights as
+    stored and computes as formats.weight_path says); serving on Pascal, which vLLM does not
+    run (compute capability 7.0), is llama.cpp's unless engine= says otherwise."""
+    if gpu.half_dtype == "bf16":
         return req
-    return req.model_copy(update={"precision": gpu.half_dtype})
+    if req.is_training:
+        return req if req.precision != "bf16" else req.model_copy(
+            update={"precision": gpu.half_dtype})
+    if gpu.half_dtype == "fp32" and req.engine is None:
+        return req.model_copy(update={"engine": "llama.cpp"})
+    return req
 
 
 def cards_of_memory(cards: list[GpuSpec], memory_gb: float) -> list[GpuSpec]:

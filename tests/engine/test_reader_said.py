@@ -194,3 +194,11 @@ def test_a_pinned_card_without_bf16_is_answered_in_its_format(card: str, dtype: 
     ans = engine.ask(f"qwen2.5-7b lora gpu={card} gpus=1")
     assert ans.plans[0].settings.precision == dtype
     assert any("no bf16" in note for note in ans.plans[0].notes)
+
+
+def test_serving_on_pascal_is_llama_cpp_with_weights_as_stored() -> None:
+    import engine
+
+    ans = engine.ask("qwen3-8b inference gpu=p40 gpus=1")
+    assert ans.plans[0].settings.engine == "llama.cpp"
+    assert ans.plans[0].settings.kernel == "as-fp32"
