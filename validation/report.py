@@ -129,8 +129,11 @@ WHY = [
 ]
 WHY += [
     ("train_tokens_per_s", "torchtitan-202412-*",
-     "torchtitan's H100s are 96 GB HBM2e boards (2.4 TB/s) held at 500 W, queried as the H100 SXM "
-     "(3.35 TB/s, 700 W) whose peak the source's own MFU uses; the card is not in the catalog"),
+     "torchtitan's H100s are 96 GB HBM2e boards (2.4 TB/s) held at 500 W (gpu=h100-sxm-96gb-hbm2e), "
+     "at the SXM datasheet peak because the source gives no sustained clock: the power cap's lower "
+     "clock is not in the model. Its 8-GPU rows run 3% faster a GPU than its 128-GPU ones, where "
+     "gpusize takes the multi-server efficiency of published runs (0.76); compile=true changes no "
+     "speed here (eager is 14% slower in the source)"),
     ("train_tokens_per_s", "nemo-automodel-*h100x8-*",
      "NeMo AutoModel inside one server (framework=nemo-automodel: DeepEP at NVLink's rate, half "
      "of it hidden under compute): its own table gives these runs 28% of the H100's bf16 peak in "
