@@ -55,6 +55,13 @@ def web_client(settings: Settings) -> AsyncWebClient:
     return client
 
 
+def tokenless(client: AsyncWebClient) -> AsyncWebClient:
+    """`client`'s settings without its token, for Bolt: each request's client gets the token
+    from `authorize` (bot.identity), and Bolt warns that a token beside it is ignored."""
+    return AsyncWebClient(base_url=client.base_url, timeout=client.timeout,
+                          retry_handlers=client.retry_handlers)
+
+
 def redis_client(settings: Settings) -> Redis:
     """The bot's Redis, whatever REDIS_URL names: bot.connections decides how to reach it."""
     return connections.redis_client(
@@ -121,7 +128,7 @@ def create_bot(settings: Settings, client: AsyncWebClient,
     # request's path (Slack unreachable made every request wait ~2.4 s and answered it 500)
     identity = Identity(redis, client, settings.slack_bot_token.get_secret_value())
     app = AsyncApp(signing_secret=settings.slack_signing_secret.get_secret_value(),
-                   client=client, authorize=identity, process_before_response=False)
+                   client=tokenless(client), authorize=identity, process_before_response=False)
     listeners.register(app, Parts(
         replies=replies, store=store, prices=prices, intake=intake, cards=cards, dialog=dialog,
         details=details, presses=Presses(replies, store, dialog, details), digests=digests,
