@@ -686,6 +686,18 @@ def train_flops_per_token(spec: ModelSpec, *, method: MethodSpec, checkpointing:
     return forward + backward + recompute
 
 
+def train_attention_flops_per_token(spec: ModelSpec, *, checkpointing: str, seq: int) -> float:
+    """The attention matmuls' share of train_flops_per_token (scores and values: forward, twice
+    in the backward, again when recomputed). FP8 training keeps them in bf16: torchao's float8
+    converts nn.Linear modules only (torchtitan's 2024-12 benchmarks: 'both BFLOAT16 Tensor Core
+    and FP8 Tensor Core are involved'), Transformer Engine's DotProductAttention runs FP8 only
+    when fp8_dpa is set (off by default), DeepSeek-V3 keeps attention operators in BF16 (its
+    report, section 3.3.1)."""
+    attention = attention_flops_per_token(spec, seq) / 2  # causal mask: half the scores
+    recompute = 1 if checkpointing in ("full", "attention") else 0
+    return attention * (3 + recompute)
+
+
 def selective_recompute_s(spec: ModelSpec, gpu: GpuSpec, *, tokens: float, tp: int,
                           pp: int) -> float:
     """Seconds a micro-batch spends recomputing what selective checkpointing dropped: each
@@ -870,14 +882,20 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     fp8 = fp8_training(gpu, precision)
     peak_tflops = gpu.fp8_tflops if fp8 and gpu.fp8_tflops else gpu.bf16_tflops
     u = train_utilization(gpu, peak_tflops)
-    if gpus > GPUS_PER_SERVER:
-        u *= MULTI_SERVER_EFFICIENCY
+    multi_server = MULTI_SERVER_EFFICIENCY if gpus > GPUS_PER_SERVER else 1.0
+    u *= multi_server
     peak = peak_tflops * 1e12
     tokens_step = seq * batch  # per data-parallel rank per micro-batch
     dp = max(1, gpus // (tp * pp * cp))
     ep = ep if 1 < ep <= dp and dp % ep == 0 else 1
+    # FP8 recipes cast the linear layers' GEMMs only: attention's score and value matmuls stay in
+    # bf16 (FlashAttention), at the bf16 peak and its own share of it
+    attention_flops = train_attention_flops_per_token(spec, checkpointing=checkpointing,
+                                                      seq=seq) if fp8 else 0.0
+    bf16_rate = gpu.bf16_tflops * 1e12 * train_utilization(gpu, gpu.bf16_tflops) * multi_server
     # a TP x PP x CP group shares each micro-batch; a context-parallel rank holds 1/cp of it
-    compute_s = flops_token * tokens_step / (peak * u * tp * pp * cp)
+    compute_s = ((flops_token - attention_flops) / (peak * u) + attention_flops / bf16_rate) \
+        * tokens_step / (tp * pp * cp)
     rank_tokens = tokens_step / cp
     passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
     fw = framework_for(framework, tp=tp, pp=pp, ep=ep, cp=cp)
@@ -1008,7 +1026,8 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
                     ).format(count=round(fetch_s / ZERO3_FETCH_S), ms=ZERO3_FETCH_S * 1e3,
                              s=fetch_s)
     if fp8:
-        detail += _("; FP8 GEMMs at {tflops:.0f} TFLOPS peak").format(tflops=peak_tflops)
+        detail += _("; FP8 GEMMs in the linear layers at {tflops:.0f} TFLOPS peak, attention in"
+                    " bf16 at {bf16:.0f}").format(tflops=peak_tflops, bf16=gpu.bf16_tflops)
     elif precision == "fp8":
         detail += _("; {card} has no FP8 tensor cores: the bf16 recipe").format(card=gpu.display)
     if dequant_s:

@@ -519,3 +519,25 @@ def test_expert_tiles_waste_half_a_tile_and_never_help() -> None:
     many = 65536 * 8 / 128  # rows an expert sees
     assert pads[-1] == pytest.approx(1 + tile / (2 * many))
     assert speed.expert_tile_padding(_spec("llama-3.1-8b"), 512) == 1.0  # dense: no experts
+
+
+def test_fp8_training_keeps_attention_in_bf16() -> None:
+    """FP8 recipes cast the linear layers only: the gain over bf16 shrinks as attention's share
+    of the FLOPs grows with the sequence, and never reaches the FP8/bf16 peak ratio."""
+    spec = _spec("llama-3.1-8b")
+    h100 = GPUS["h100-sxm"]
+
+    def gain(seq: int) -> float:
+        def tps(precision: str) -> float:
+            return speed.train_speed(spec, h100, gpus=1, method=method("pretrain"),
+                                     checkpointing="full", seq=seq, batch=1, zero=0, tp=1,
+                                     tokens=None, trainable=spec.params,
+                                     precision=precision).tokens_per_s
+        return tps("fp8") / tps("bf16")
+
+    short, long = gain(2048), gain(65536)
+    assert 1 < long < short < h100.fp8_tflops / h100.bf16_tflops
+    attention = speed.train_attention_flops_per_token(spec, checkpointing="full", seq=65536)
+    total = speed.train_flops_per_token(spec, method=method("pretrain"), checkpointing="full",
+                                        seq=65536)
+    assert 0.3 < attention / total < 0.7  # 64k tokens: attention is about half the work
