@@ -58,8 +58,8 @@ def web_client(settings: Settings) -> AsyncWebClient:
 def tokenless(client: AsyncWebClient) -> AsyncWebClient:
     """`client`'s settings without its token, for Bolt: each request's client gets the token
     from `authorize` (bot.identity), and Bolt warns that a token beside it is ignored."""
-    return AsyncWebClient(base_url=client.base_url, timeout=client.timeout,
-                          retry_handlers=client.retry_handlers)
+    return AsyncWebClient(base_url=client.base_url, timeout=client.timeout, ssl=client.ssl,
+                          proxy=client.proxy, retry_handlers=client.retry_handlers)
 
 
 def redis_client(settings: Settings) -> Redis:

@@ -53,8 +53,9 @@ class Identity(AsyncAuthorize):
         self.redis = redis
         # a client of its own: one quick try per auth.test, so the first try has ended (learned,
         # or Slack known to be away) well within START_WAIT_S whatever Slack does
-        self.client = AsyncWebClient(token=token, base_url=client.base_url,
-                                     timeout=round(AUTH_TEST_TIMEOUT_S), retry_handlers=[])
+        self.client = AsyncWebClient(token=token, base_url=client.base_url, ssl=client.ssl,
+                                     proxy=client.proxy, timeout=round(AUTH_TEST_TIMEOUT_S),
+                                     retry_handlers=[])
         self.token = token
         self.ids: dict[str, str] | None = None  # auth.test's answer, FIELDS only
         self.learned_at = 0.0  # monotonic time of the last successful auth.test (0: never)
