@@ -43,6 +43,9 @@ class GpuSpec(BaseModel):
     half_dtype: Literal["bf16", "fp16", "fp32"] = "bf16"
     fp8_tflops: float | None = None
     int8_tops: float | None = None
+    # the best dense bf16 matmul rate measured on the card (a published benchmark, in notes):
+    # cards that hold clocks above the datasheet's rated boost measure near or above its peak
+    measured_matmul_tflops: float | None = Field(None, gt=0)
     tdp_w: int = Field(gt=0)
     nvlink_gbps: float = Field(0, ge=0, description="0 = PCIe only")
     pcie_gen: int = 4

@@ -81,7 +81,10 @@ WHY = [
      "peaks (16-19 GiB on the 4090) suggest it was off."),
     ("train_tokens_per_s", "torchtune-readme-llama3.1-8b-*lora-4090-tps",
      "the 4090 LoRA/QLoRA rows imply 88% and 69% of the card's datasheet bf16 peak (165 TFLOPS at "
-     "the 2.52 GHz boost clock; 4090s run above it); gpusize stays at 61%."),
+     "the 2.52 GHz boost clock); gpusize takes the card's measured matmul rate (all of that peak, "
+     "where datacenter cards measure 83%) to 70%, while the full fine-tune row on the same card "
+     "implies 62%: what separates them there (the full run's paged 8-bit AdamW states, 16 GB "
+     "beside 16 GB of weights on a 24 GB card) is not in the speed model."),
     ("train_tokens_per_s", "torchtune-readme-llama3.1-70b-full-8xa100-tps",
      "FSDP with CPU offload of everything: gpusize adds the host copies and CPU Adam at 20 and "
      "40 GB/s in series with compute; torchtune's step waits on them longer than that."),
