@@ -76,9 +76,10 @@ WHY = [
      "TinyLlama's fused kernels (FlashAttention-2, fused RoPE, RMSNorm, SwiGLU and loss) reach 56% "
      "MFU on 16 A100-40GB; gpusize applies the median multi-server efficiency of published runs."),
     ("train_tokens_per_s", "torchtune-readme-llama3.1-8b-*-a6000-tps",
-     "torchtune's A6000 rows imply 104% (full) and 143% (LoRA) of the A6000's 155 TFLOPS dense "
-     "bf16 with the activation checkpointing the query states, 78-96% without it; their 30-37 GiB "
-     "peaks (16-19 GiB on the 4090) suggest it was off."),
+     "torchtune's A6000 rows are queried without activation checkpointing (with it they would run "
+     "at 104% and 143% of the A6000's 155 TFLOPS dense bf16; their 30-37 GiB peaks against 16-19 "
+     "GiB on the 4090 agree); they still imply 78% (full) and 96% (LoRA) of that peak, and no "
+     "measured A6000 bf16 matmul rate was found to say whether the card runs above it."),
     ("train_tokens_per_s", "torchtune-readme-llama3.1-8b-*lora-4090-tps",
      "the 4090 LoRA/QLoRA rows imply 88% and 69% of the card's datasheet bf16 peak (165 TFLOPS at "
      "the 2.52 GHz boost clock); gpusize takes the card's measured matmul rate (all of that peak, "
