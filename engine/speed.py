@@ -149,8 +149,10 @@ TRAIN_EFFICIENCY = 0.84
 # Datacenter cards run their best dense bf16 matmul at 80-86% of the datasheet peak (Bekman,
 # ml-engineering "Maximum Achievable Matmul FLOPS": A100 SXM 85.9%, GH200 83.0%, A100 PCIe
 # 82.2%, H100 SXM 80.1%; the median is taken); TRAIN_EFFICIENCY holds for them. A card whose
-# measured matmul reaches more of its datasheet (RTX 4090: 164.8 of 165.2 TFLOPS, its clocks
-# above the rated boost) trains that much faster (sustained_clock_ratio).
+# measured matmul reaches more of its datasheet (GeForce boards holding clocks above the rated
+# boost: RTX 4090 164.8 of 165.2 TFLOPS, RTX 3060 25.5 of 25.5, RTX 4060 Ti 47.8 of 44.1; the RTX
+# A4000 workstation card 62.8 of 76.7, as datacenter cards) trains that much faster or slower
+# (sustained_clock_ratio; gpus.toml measured_matmul_tflops cites each measurement).
 DATACENTER_MATMUL_SHARE = 0.826
 # The FEED rule holds below the A100's 153 FLOPs per byte too, towards TRAIN_EFFICIENCY itself
 # where bandwidth is plentiful: the H20 (148 TFLOPS over 4.0 TB/s, 37 FLOPs a byte) reaches
