@@ -523,6 +523,12 @@ def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> l
     offload = req.offload or "none"
     # Hugging Face model code (LLaMA-Factory, ms-swift, TRL, Unsloth) runs data parallel only
     parallel = req.framework is None or FRAMEWORKS[req.framework].model_parallel
+    # Megatron's distributed optimizer shards optimizer states only (ZeRO-1): a model-parallel
+    # layout with gradients or weights sharded too is FSDP2 with TP (torchtitan, NeMo AutoModel),
+    # so zero=2/3 asked without a framework that runs both is DeepSpeed/FSDP over data parallel
+    fsdp_tp = req.framework is not None and FRAMEWORKS[req.framework].sharding == "fsdp"
+    if req.zero is not None and req.zero >= 2 and not fsdp_tp:
+        parallel = False
     tps = [req.tp] if req.tp else ([t for t in _tp_options(spec, gpus)
                                     if (nvlink and parallel) or t == 1])
     out = []
@@ -530,7 +536,8 @@ def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> l
         if gpus % tp:
             continue
         dp = gpus // tp
-        zeros = [req.zero] if req.zero is not None else ([0] if dp == 1 else [0, 1, 2, 3])
+        zeros = [req.zero] if req.zero is not None else (
+            [0] if dp == 1 else [0, 1] if tp > 1 and not fsdp_tp else [0, 1, 2, 3])
         out += [Strategy(tp, dp, 1, z, offload) for z in zeros]
         if parallel:
             out += _expert_parallel_training(spec, req, Strategy(tp, dp, 1, None, offload))

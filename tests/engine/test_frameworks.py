@@ -107,6 +107,26 @@ def test_hugging_face_frameworks_plan_data_parallel_only() -> None:
         assert (plan.settings.tp, plan.settings.pp, plan.settings.ep) == (1, 1, 1)
 
 
+@pytest.mark.parametrize("text", [
+    "13B full-finetune", "llama-3.1-70b full-finetune gpu=h100-sxm gpus=16",
+    "qwen3-32b full-finetune gpu=a800 gpus=8", "llama-3.1-70b lora gpu=h100-sxm gpus=8"])
+def test_megatron_layouts_shard_optimizer_states_only(text: str) -> None:
+    """Megatron's distributed optimizer is ZeRO-1: no plan launched as Megatron (tensor or
+    pipeline parallel, no framework named) claims ZeRO-2 or 3, which are DeepSpeed's or FSDP's."""
+    for plan in engine.ask(text, today=TODAY, every_plan=True).plans:
+        if plan.settings.tp > 1 or plan.settings.pp > 1:
+            assert plan.settings.zero <= 1, (plan.gpu, plan.strategy)
+
+
+def test_zero3_asked_is_data_parallel_unless_the_framework_runs_fsdp_with_tp() -> None:
+    asked = "llama-2-70b lora gpu=h100-sxm gpus=8 seq=2048 batch=8 zero=3"
+    for plan in engine.ask(asked, today=TODAY, every_plan=True).plans:
+        assert (plan.settings.tp, plan.settings.pp, plan.settings.zero) == (1, 1, 3)
+    # torchtitan runs FSDP2 beside tensor parallelism: both are its to choose
+    titan = engine.ask(asked + " framework=torchtitan tp=2", today=TODAY).plans[0]
+    assert (titan.settings.tp, titan.settings.zero) == (2, 3)
+
+
 # -- speed: each framework moves it the way its execution model says -----------------------
 
 SPEC = find_model("qwen3-30b-a3b")

@@ -44,7 +44,7 @@ def test_terminal_shows_the_bom_only_when_asked() -> None:
 
 
 def test_code_lines_are_marked() -> None:
-    lines = launch_lines(engine.ask("13B full-finetune").plans[0])
+    lines = launch_lines(engine.ask("13B full-finetune zero=3").plans[0])  # DeepSpeed: its config
     code = [line.strip() for line in lines if line.strip().startswith((COMMAND, FILE_LINE))]
     assert any(line.startswith(COMMAND + "torchrun") for line in code)
     assert any('"zero_optimization"' in line for line in code)
