@@ -18,7 +18,7 @@ from functools import cache
 from typing import Literal, NamedTuple
 
 from engine.catalog import GpuSpec
-from engine.i18n import N_
+from engine.i18n import N_, _
 from engine.quant import get_quant
 
 Compute = Literal["bf16", "fp16", "fp8", "int8", "fp32"]
@@ -50,13 +50,41 @@ KERNEL_LABELS = {
     "w4a16-mxfp4": N_("W4A16: MXFP4 weights dequantized to bf16 (no FP4 tensor cores)"),
     "bf16-upcast": N_("upcast to bf16 (the stack has no kernel for the release's format)"),
     "w4a16": N_("W4A16: 4-bit weights dequantized to bf16 (Marlin/GEMM kernels)"),
+    "w4a16-fp16": N_("W4A16: 4-bit weights dequantized to fp16 (GPTQ/AWQ GEMM kernels; the card "
+                     "has no bf16)"),
     "w4a8-ascend": N_("W4A8: re-quantized with msModelSlim (CANN runs no AWQ/GPTQ kernels)"),
     "bnb": N_("bitsandbytes weight-only, bf16 compute"),
+    "bnb-fp16": N_("bitsandbytes weight-only, fp16 compute (the card has no bf16)"),
     "gguf": N_("GGUF blocks dequantized in llama.cpp's kernels"),
     "as-fp16": N_("16-bit weights loaded as fp16: the card has no bf16 (Volta, Turing)"),
     "as-fp32": N_("16-bit weights computed in fp32: the card has neither bf16 nor fast fp16 "
                   "(Pascal)"),
 }
+
+
+# vLLM's quantization kernels by compute capability (docs.vllm.ai "Supported Hardware" table
+# for quantization, read 2026-12-03): FP8 and MXFP4 weights run through Marlin or FP8 tensor
+# cores, Ampere (8.0) and later; AWQ needs Turing (7.5); GPTQ and bitsandbytes run from Volta.
+# gpus.toml's architectures before Ampere, and the smallest each family needs.
+PRE_AMPERE = ("volta", "turing", "pascal")
+_NEEDS_AMPERE = ("fp8", "mxfp4")
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def unsupported_weights(gpu: GpuSpec, quant: str, engine: str) -> str | None:
+    """Why `engine` cannot serve weights stored as `quant` on `gpu`, or None when it can
+    (llama.cpp runs every GGUF on every CUDA card; Ascend converts, formats.weight_path)."""
+    if engine not in ("vllm", "sglang") or gpu.architecture not in PRE_AMPERE:
+        return None
+    scheme = get_quant(quant)
+    if scheme.family in _NEEDS_AMPERE:
+        return _("{card}: {engine} runs {format} weights from Ampere on (compute capability "
+                 "8.0); serve the 16-bit release, GPTQ, or GGUF in llama.cpp").format(
+            card=gpu.display, engine=_ENGINE_NAMES[engine], format=scheme.name.upper())
+    if scheme.name == "awq" and gpu.architecture == "volta":
+        return _("{card}: {engine}'s AWQ kernels need Turing or later (compute capability "
+                 "7.5); GPTQ runs on Volta").format(card=gpu.display, engine=_ENGINE_NAMES[engine])
+    return None
 
 
 def _fp8_tensor_cores(gpu: GpuSpec) -> bool:
@@ -95,12 +123,17 @@ def weight_path(gpu: GpuSpec, quant: str) -> WeightPath:
         if ascend:
             return WeightPath(name, "w4a8-ascend", "int8", "w4", False,
                               KERNEL_LABELS["w4a8-ascend"])
+        if gpu.half_dtype != "bf16":  # V100, T4, P40: the kernels dequantize to fp16
+            return WeightPath(name, "w4a16-fp16", "fp16", "w4", False,
+                              KERNEL_LABELS["w4a16-fp16"])
         return WeightPath(name, "w4a16", "bf16", "w4", False, KERNEL_LABELS["w4a16"])
     if family == "bnb":
         if ascend:  # bitsandbytes is CUDA-only: 8-bit as W8A8, 4-bit as W4A8 (msModelSlim)
             kernel = "int8-w8a8-ascend" if name == "int8" else "w4a8-ascend"
             return WeightPath(name, kernel, "int8", "w8" if name == "int8" else "w4", False,
                               KERNEL_LABELS[kernel])
+        if gpu.half_dtype != "bf16":
+            return WeightPath(name, "bnb-fp16", "fp16", "bnb", False, KERNEL_LABELS["bnb-fp16"])
         return WeightPath(name, "bnb", "bf16", "bnb", False, KERNEL_LABELS["bnb"])
     return WeightPath(name, "gguf", "bf16", "gguf", False, KERNEL_LABELS["gguf"])
 

@@ -26,7 +26,7 @@ from engine import catalog, memory, speed
 from engine.architecture import EXPERT_ROLES, ModelSpec, Release
 from engine.catalog import GPUS_PER_SERVER, GpuSpec
 from engine.cost import price_plan
-from engine.formats import WeightPath, weight_path
+from engine.formats import WeightPath, unsupported_weights, weight_path
 from engine.frameworks import FRAMEWORKS, framework_for
 from engine.i18n import N_, _, counted
 from engine.market import STATUS_TEXT, access, market_word
@@ -1033,6 +1033,8 @@ KERNEL_SHORT = {
     "w4a16-mxfp4": N_("run as W4A16, bf16 compute (no FP4 tensor cores)"),
     "bf16-upcast": N_("upcast to bf16 (no MXFP4 kernels in CANN)"),
     "w4a16": N_("W4A16, bf16 compute"),
+    "w4a16-fp16": N_("W4A16, fp16 compute (no bf16 on this card)"),
+    "bnb-fp16": N_("bitsandbytes, fp16 compute (no bf16 on this card)"),
     "w4a8-ascend": N_("re-quantized to W4A8 with msModelSlim (no AWQ/GPTQ kernels in CANN)"),
     "bnb": N_("bitsandbytes, bf16 compute"),
     "as-fp16": N_("loaded as fp16 (no bf16 on this card)"),
@@ -1177,6 +1179,10 @@ def ranked_plans(spec: ModelSpec, req: Request, *, today: date,
         for fmt in formats_for(spec, on_card, gpu):
             r = on_card if fmt.quant == on_card.weight_quant else on_card.model_copy(
                 update={"quant": fmt.quant})
+            cannot = r.is_serving and unsupported_weights(gpu, r.weight_quant, r.serving_engine)
+            if cannot:
+                miss = miss or cannot
+                continue
             c = choose(spec, r, gpu, counts)
             if c is None:
                 miss = miss or _("{card}: no valid sharding for gpus={gpus}").format(

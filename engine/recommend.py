@@ -531,11 +531,15 @@ def unobtainable_text(plan: Plan, req: Request) -> str:
         where=_(WHERE_WORDS.get(a.market, a.market)), note=note)
 
 
-def no_plan_text(plans: list[Plan], req: Request, same_card: Alternative | None = None) -> str:
+def no_plan_text(plans: list[Plan], req: Request, same_card: Alternative | None = None,
+                 misses: list[str] | None = None) -> str:
     """The lead line when nothing can be recommended: why, in the buyer's terms; it names
     plans[0] whenever it names a plan, and when the asked cards do not hold the request as
-    asked but another recipe runs on them (`same_card`), it says so before other cards."""
+    asked but another recipe runs on them (`same_card`), it says so before other cards.
+    `misses`: why each card was left out; with gpu= pinned, the one card's reason is the answer."""
     top = plans[0] if plans else None
+    if top is None and req.gpu and misses:
+        return misses[0].rstrip(".") + ("。" if i18n.current() == "zh" else ".")
     if top is None:
         return _("No card in the {market} market can hold this configuration.").format(
             market=market_word(req.market_choice.market))

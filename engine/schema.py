@@ -221,8 +221,9 @@ class Settings(_Doc):
     kernel: str | None = Field(None, description="serving: how the card runs the weights: "
                                                  "bf16 | fp8-w8a8 | w8a16-marlin | "
                                                  "int8-w8a8-ascend | mxfp4-native | w4a16-mxfp4 "
-                                                 "| bf16-upcast | w4a16 | w4a8-ascend | bnb | "
-                                                 "gguf (engine/formats.py)")
+                                                 "| bf16-upcast | w4a16 | w4a16-fp16 | "
+                                                 "w4a8-ascend | bnb | bnb-fp16 | as-fp16 | "
+                                                 "as-fp32 | gguf (engine/formats.py)")
     compute: str | None = Field(None, description="serving: the tensor-core format the matrix "
                                                   "multiplies run in: bf16 | fp8 | int8 | fp32")
     fused_step: bool = Field(False, description="optimizer step fused into backward")

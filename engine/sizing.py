@@ -277,7 +277,7 @@ def answer_for(spec: ModelSpec, req: Request, *, query: str | Query = "",
         text = recommend.pinned_text(top, req)  # the configuration asked about runs: say how
     else:
         same = next((a for a in alts if req.gpu and a.plan.gpu == req.gpu), None)
-        text = recommend.no_plan_text(plans, req, same_card=same)
+        text = recommend.no_plan_text(plans, req, same_card=same, misses=misses)
     over = _("Over budget: ")
     if (top is not None and top.verdict != "no" and top.cost is not None
             and top.cost.within_budget is False and not text.startswith(over)):

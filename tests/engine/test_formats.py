@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+import engine
 from engine import ask, catalog, speed
+from engine.catalog import find_gpu
 from engine.formats import weight_path
 from engine.quant import QUANTS, weight_bytes
 
@@ -125,3 +127,34 @@ def test_frontier_asks_recommend_a_runnable_official_fp8_release(question: str) 
         if GPUS[plan.gpu] in NO_FP8:
             assert plan.settings.compute != "fp8", (plan.gpu, plan.settings)
             assert "FP8 compute" not in plan.strategy and "FP8 计算" not in plan.strategy
+
+
+# -- cards before Ampere: what vLLM's kernels run there ------------------------------------
+
+@pytest.mark.parametrize(("card", "quant", "runs"), [
+    ("v100-32gb", "fp8", False), ("t4", "fp8", False), ("v100-32gb", "mxfp4", False),
+    ("v100-32gb", "awq", False), ("t4", "awq", True), ("v100-32gb", "gptq", True),
+    ("v100-32gb", "bf16", True), ("a100-80gb", "fp8", True), ("rtx-3090", "awq", True)])
+def test_vllm_serves_only_what_its_kernels_run_on_the_card(card: str, quant: str,
+                                                           runs: bool) -> None:
+    from engine.formats import unsupported_weights
+
+    gpu = find_gpu(card)
+    assert (unsupported_weights(gpu, quant, "vllm") is None) is runs
+    assert unsupported_weights(gpu, quant, "llama.cpp") is None  # GGUF path: not vLLM's kernels
+
+
+def test_a_pinned_card_that_cannot_run_the_format_says_why_and_no_alternative_claims_it() -> None:
+    ans = engine.ask("qwen2.5-14b inference gpu=v100-32gb gpus=1 quant=fp8")
+    assert not ans.plans and "compute capability 8.0" in ans.recommendation
+    asked = engine.ask("qwen2.5-14b inference gpu=v100-32gb gpus=1 users=4")
+    for alt in asked.alternatives:
+        if alt.plan is not None and alt.plan.gpu == "v100-32gb":
+            assert alt.plan.settings.quant not in ("fp8", "awq", "mxfp4"), alt.change
+
+
+@pytest.mark.parametrize("card", ["v100-32gb", "t4"])
+def test_4bit_weights_compute_in_the_cards_half_format(card: str) -> None:
+    path = weight_path(find_gpu(card), "gptq")
+    assert path.compute == "fp16" and "bf16" not in path.kernel
+    assert weight_path(find_gpu("a100-80gb"), "gptq").compute == "bf16"
