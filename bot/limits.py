@@ -82,6 +82,12 @@ def refused_here(limit: Limit, team: str, subject: str) -> Verdict | None:
     return Verdict(allowed=False, used=found[1], retry_after_s=math.ceil(left))
 
 
+def forget_refusals() -> None:
+    """Drop this process's memory of refusals: Redis's counters were cleared (a FLUSHALL, an
+    admin's reset), so the next attempt asks Redis again."""
+    _refused.clear()
+
+
 def _remember_refusal(limit: Limit, team: str, subject: str, verdict: Verdict) -> None:
     if verdict.allowed or verdict.retry_after_s <= 0:
         return

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot import limits
 from tests.harness import (
     REDIS_SERVER,
     SECRET,
@@ -34,6 +35,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 @pytest.fixture
 def redis_url(redis_server: RedisServer) -> str:
     redis_server.command("FLUSHALL")
+    limits.forget_refusals()  # the in-process memory of Redis's refusals goes with them
     return redis_server.url
 
 
@@ -43,6 +45,7 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server = RedisServer(port=free_port(), directory=tmp_path / "redis")
     server.directory.mkdir()
     server.start(appendonly=True)
+    limits.forget_refusals()
     yield server
     server.stop()
 
