@@ -115,6 +115,9 @@ class BoundedMetricsServer(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+    # socketserver's default listen backlog is 5: connections past it wait out SYN retries
+    # (1 s, 3 s, ...) before the bound can even refuse them; accepted, they are closed at once
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], *, max_connections: int, timeout_s: float) -> None:
         handler = type("Handler", (MetricsHandler,), {"timeout": timeout_s,

@@ -25,7 +25,7 @@ ROOT = "1700000000.000001"
 def test_one_members_backlog_does_not_hold_up_another(make_bot: Any, slack: SlackStub,
                                                       redis_server: RedisServer) -> None:
     # the per-member thread limit lifted: the flood is the queue's to hold, not the limit's
-    bot = make_bot(GPUSIZE_TEST_ANSWER_DELAY_S="0.3", THREAD_LIMIT_PER_HOUR="1000")
+    bot = make_bot(GPUSIZE_TEST_ANSWER_DELAY_S="0.15", THREAD_LIMIT_PER_HOUR="1000")
     flood = [f"C0FLOOD{n:03d}" for n in range(90)]  # past the 64-job read-ahead
     with ThreadPoolExecutor(8) as pool:
         codes = list(pool.map(lambda c: bot.command("7B inference", channel=c,

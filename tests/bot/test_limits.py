@@ -74,7 +74,7 @@ def test_an_acknowledged_quote_past_any_price_is_answered(make_bot: Any, slack: 
     assert "quote not recorded" in said and "amount" in said
 
 
-@pytest.mark.slow  # 300 sockets held past a timeout: 1-40 s on this machine, waiting not working
+@pytest.mark.slow  # 300 sockets held past a 0.5 s timeout: seconds of waiting, not working
 def test_half_open_connections_cannot_hold_the_metrics_server(tmp_path: Any) -> None:
     """1,000 half-open connections to /metrics held 1,000 threads: now a bounded number is
     served, the rest are closed at once, idle ones time out, and a scrape gets through after."""
