@@ -23,7 +23,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.cards import Cards, live_card
 from bot.conversation import Conversation, Question, Root, Stage, next_stage
-from bot.intake import Intake
+from bot.intake import Intake, off_loop
 from bot.limits import Limit
 from bot.replies import Notice, Replies, Respond
 from bot.store import ConversationStore, Swap
@@ -256,7 +256,7 @@ class Dialog:
         if change is None:
             try:
                 # off the event loop: no reply, however long, holds up anyone else (issue 26)
-                change = await asyncio.to_thread(read_reply, text or "")
+                change = await off_loop(read_reply, text or "")
             except Ambiguous as err:  # two readings: asked in the thread, never guessed
                 await self.replies.say(channel, thread_ts, str(err))
                 return True

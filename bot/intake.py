@@ -14,7 +14,9 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -35,7 +37,20 @@ from engine.resolve import HubLookup, resolve_model
 # New Hub repo ids one person may have looked up: each costs a request to the Hub and one of
 # the look-up threads for up to HUB_TIMEOUT_S
 NEW_HUB_MODELS = Limit("hub-new", count=10, window_s=600)
+T = TypeVar("T")
 _HUB_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hub-lookup")
+# Reading is CPU work in threads that share the GIL with the event loop: each reading thread more
+# is one more holder the loop waits behind at every hand-over, so a few long messages read at
+# once stalled everyone's acks (80-197 ms, bench/attacks_next.py long_reply). One thread reads at
+# a time; a member's own reads queue behind each other (MemberTurns lets a member two at once).
+_READERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reader")
+
+
+async def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in the reading thread, with this task's context (the asker's language)."""
+    context = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(
+        _READERS, functools.partial(context.run, fn, *args))
 
 
 class TooManyThreads(UserError):
@@ -74,7 +89,7 @@ class Intake:
     async def read(self, text: str) -> Draft:
         """`check` off the event loop (issue 26): no message, however long or odd, holds up
         anyone else's ack while it is read. The language and other context go with it."""
-        return await asyncio.to_thread(self.check, text)
+        return await off_loop(self.check, text)
 
     def validate(self, draft: Draft) -> None:
         """Never the network (this runs before Slack's ack, on the event loop): the catalog, the
