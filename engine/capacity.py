@@ -20,10 +20,11 @@ level for users= and context=), which the answer is then about.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import date
 
-from engine import catalog, speed
+from engine import catalog, i18n, speed
 from engine.alternatives import RECIPES
 from engine.architecture import ModelSpec
 from engine.catalog import GpuSpec
@@ -282,8 +283,33 @@ def _recipe_probes(req: Request) -> list[tuple[str, dict[str, object], str]]:
     return probes
 
 
+# largest_fit walks the catalog with a forward answer per model (0.2-0.7 s); the same box and
+# recipe is asked about again and again (a thread's follow-ups, every model asked on one box), and
+# the answer does not depend on which model was asked: kept per process, newest last
+_FITS: OrderedDict[tuple[object, ...], tuple[PriceBook, tuple[ModelFit, ModelSpec | None]]] = (
+    OrderedDict())
+FITS_KEPT = 128
+
+
 def largest_fit(req: Request, today: date, book: PriceBook,
                 prepare: Prepare = _as_asked) -> tuple[ModelFit, ModelSpec | None]:
+    """`_largest_fit`, remembered for the same box, recipe, day, price book, language and catalog
+    (the asked model is replaced by every catalog model in turn, so it is not part of the key)."""
+    key = (req.model_copy(update={"model": ""}), today, id(book), prepare, i18n.current(),
+           len(catalog.models()))
+    found = _FITS.get(key)
+    if found is not None and found[0] is book:
+        _FITS.move_to_end(key)
+        return found[1]
+    fit = _largest_fit(req, today, book, prepare)
+    _FITS[key] = (book, fit)
+    while len(_FITS) > FITS_KEPT:
+        _FITS.popitem(last=False)
+    return fit
+
+
+def _largest_fit(req: Request, today: date, book: PriceBook,
+                 prepare: Prepare = _as_asked) -> tuple[ModelFit, ModelSpec | None]:
     """The largest catalog model req.method runs on the box (serving: at the service level), by
     the forward answer for each model from the largest down, and what stops the next larger one;
     with its spec (None when no catalog model runs). Training, a model that does not run as asked

@@ -394,3 +394,21 @@ def test_each_limit_is_what_the_failing_answer_misses(text: str) -> None:
                                             and sv.users_held <= row.users)
         elif row.limit == "prefill":
             assert sv.ttft_s is not None and sv.ttft_s > (sv.ttft_ceiling_s or 0)
+
+
+def test_the_remembered_largest_fit_is_the_one_computed_afresh() -> None:
+    """capacity.largest_fit keeps what it found per box and recipe: the same as a fresh walk,
+    whichever model was asked, and never across languages (its limit text is translated)."""
+    from engine import capacity
+    from engine.i18n import language
+
+    box = parse("llama-3.1-8b lora gpu=4090 gpus=2")
+    other = box.model_copy(update={"model": "qwen3-8b"})
+    book = price_book()
+    fresh = capacity._largest_fit(box, TODAY, book)
+    assert capacity.largest_fit(box, TODAY, book) == fresh
+    assert capacity.largest_fit(other, TODAY, book) == fresh
+    with language("zh"):
+        zh = capacity.largest_fit(box, TODAY, book)
+        assert zh == capacity._largest_fit(box, TODAY, book)
+    assert not fresh[0].limit or zh[0].limit != fresh[0].limit
