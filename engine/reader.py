@@ -149,6 +149,7 @@ _QUIET = frozenset((
     "please", "what", "how", "much", "many", "if", "make", "change", "switch", "use", "using",
     "need", "want", "run", "running", "model", "models", "gpu", "gpus", "card", "cards", "server",
     "servers", "fit", "fits", "enough", "'s", "'re", "'m", "'ve", "'d", "should", "have", "own",
+    "each",
     "which", "are", "there", "any", "this", "that", "these", "those", "so", "just", "also",
     "vs", "versus", "or", "get", "go", "hi", "hey", "thanks", "pls", "plz", "team", "folks",
     "they", "them", "got", "option", "options", "hardware", "setup", "config", "configuration",
@@ -322,7 +323,10 @@ _OWNED_WORDS = (r"(?:(?:我们|我|咱们|公司|团队|实验室)\s*(?:手上|�
 _OWNED_COUNT = (r"(?:\d{1,6}|[一二两三四五六七八九十百千单双]{1,4}"
                 r"|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|"
                 r"thirty-two|sixty-four)")
-_OWNED_SERVERS = r"(?:(?:\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|机)\s*)?"  # 两台8卡H800
+# 两台8卡H800; two servers with 8 A800 each; 2 nodes of 8 H100
+_OWNED_SERVERS = (r"(?:(?:\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:台|机)\s*"
+                  r"|(?:\d{1,3}|an?|one|two|three|four|five|six|seven|eight)\s+"
+                  r"(?:servers?|nodes?|machines?|boxes)\s+(?:with|of)\s+)?")
 _OWNED = re.compile(_OWNED_WORDS + r"\s*(?:了)?\s*" + _OWNED_SERVERS + _OWNED_COUNT
                     + r"\s*(?:张|块|个|卡|张卡|x|×|\*)?\s*(?:的)?\s*(?:nvidia\s*|英伟达\s*)?"
                     + r"(?:" + CARD + r"|(?P<short>[a-z]\d)s?(?![a-z0-9]))",  # 8 T4s, 两张L4

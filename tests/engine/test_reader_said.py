@@ -147,6 +147,8 @@ def test_chatter_in_a_thread_is_no_deadline(text: str) -> None:
     ("我们有4张V100 7B lora", "v100-32gb", 4), ("we have 8 T4s, serve qwen3-8b", "t4", 8),
     ("我们有2张P40 跑qwen3-8b", "p40", 2), ("we own two A2s for qwen3-4b", "a2", 2),
     ("手上有一张3060 12G 跑qwen3-4b", "rtx-3060-12gb", 1),
+    ("we own two servers with 8 A800 each, can we full fine-tune qwen3-32b?", "a800", 16),
+    ("we have 2 nodes of 8 H100, serve llama-3.1-70b to 100 users", "h100-sxm", 16),
 ])
 def test_cards_teams_own_are_read_as_owned(text: str, card: str, count: int) -> None:
     values = read(text).values
@@ -202,3 +204,7 @@ def test_serving_on_pascal_is_llama_cpp_with_weights_as_stored() -> None:
     ans = engine.ask("qwen3-8b inference gpu=p40 gpus=1")
     assert ans.plans[0].settings.engine == "llama.cpp"
     assert ans.plans[0].settings.kernel == "as-fp32"
+
+
+def test_servers_with_cards_each_skip_nothing() -> None:
+    assert not read("we own two servers with 8 A800 each, full fine-tune qwen3-32b").skipped
