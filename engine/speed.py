@@ -132,6 +132,8 @@ MMQ_INT8_SHARE = 0.22
 SYNC_MMA_SHARE = 0.5
 LLAMACPP_BUILDS = ("mmq", "cublas")  # current builds (the default), builds before June 2024
 PREFILL_UBATCH = {"llama.cpp": 512, "vllm": 2048, "transformers": 4096}
+# The answer names a prompt's communication once it adds this share to the prefill's GEMMs.
+PREFILL_COMM_SHOWN = 0.1
 
 def _stack_names(stack: str) -> str:
     """'CANN: MindIE, vLLM-Ascend (no CUDA: ...)' -> 'CANN: MindIE, vLLM-Ascend'."""
@@ -484,28 +486,25 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
     link = "nvlink" if gpu.has_nvlink else "pcie"
     # rows through one TP group's GEMMs this step: its decodes and the prompt tokens beside them
     rows = (users + prefill_tokens) / dp_attn
-    # ring all-reduce of the rows' hidden states: 2(t-1)/t of them leave each GPU
-    allreduce_s = ALLREDUCE_S[link] + rows * spec.hidden * 2 * 2 * (tp - 1) / tp / (
-        _intra_gbps(gpu) * 1e9)
+    allreduce_s = ALLREDUCE_S[link] + rows * allreduce_row_s(spec, gpu, tp)
     routing = 0.0
     if spec.is_moe:
         # every routed copy of a row's hidden state is permuted to its expert and back, and the
         # weighted sum read again (MOE_PERMUTE_BYTES passes, at a memory-bound kernel's share
         # of bandwidth): k copies a row, each GPU of an expert-parallel group its experts' share
         ranks = tp * dp_attn if ep > 1 else 1
-        copies = rows * dp_attn / ranks * spec.active_experts * spec.moe_layers * spec.hidden * 2
+        copies = rows * dp_attn / ranks * routed_copy_bytes(spec)
         routing = copies * MOE_PERMUTE_BYTES / (gpu.bandwidth_gbps * 1e9 * MOE_PERMUTE_EFFICIENCY)
     if ep > 1:
         # attention (and dense MLP) outputs all-reduced inside the TP group; each MoE layer
         # dispatches tokens to their experts' ranks and combines them back: two all-to-alls,
         # each a fixed latency plus the copies that leave the GPU
-        dense_layers = spec.layers - spec.moe_layers
-        comm = (spec.layers + dense_layers) * allreduce_s if tp > 1 else 0.0
         ranks = tp * dp_attn
+        comm = allreduces_per_pass(spec, tp, ep) * allreduce_s
         comm += 2 * spec.moe_layers * ALLTOALL_S[_link(gpu, ranks)]
-        comm += copies * 2 * (ranks - 1) / ranks / (_serve_alltoall_gbps(gpu, ranks) * 1e9)
+        comm += copies * exchange_byte_s(gpu, ranks)
     elif tp > 1:
-        comm = 2 * spec.layers * allreduce_s
+        comm = allreduces_per_pass(spec, tp, ep) * allreduce_s
     # A step runs its GEMMs and its attention one after the other, each bound by its own
     # roofline: the weight reads hide under the GEMMs' compute (or the reverse), the KV reads
     # under attention's, never one under the other. (At batch 1 both are bound by their reads,
@@ -523,6 +522,55 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
              "experts_weights": experts_weights_s, "expert_share": expert_share,
              "padding": padding}
     return max(device, host), parts
+
+
+def allreduces_per_pass(spec: ModelSpec, tp: int, ep: int) -> int:
+    """Tensor-parallel all-reduces in one forward pass: two a layer (attention and MLP outputs);
+    with expert parallelism the MoE layers' outputs come back by the all-to-all instead, so the
+    attention of every layer and the dense MLPs only."""
+    if tp <= 1:
+        return 0
+    if ep > 1:
+        return spec.layers + (spec.layers - spec.moe_layers)
+    return 2 * spec.layers
+
+
+def allreduce_row_s(spec: ModelSpec, gpu: GpuSpec, tp: int) -> float:
+    """Seconds one row's hidden state adds to a ring all-reduce over `tp` GPUs inside a server:
+    2(t-1)/t of its bf16 values leave each GPU."""
+    return spec.hidden * 2 * 2 * (tp - 1) / tp / (_intra_gbps(gpu) * 1e9)
+
+
+def routed_copy_bytes(spec: ModelSpec) -> float:
+    """Bytes of one row's routed copies in a forward pass: its hidden state (bf16) to each of
+    its k experts at every MoE layer."""
+    return spec.active_experts * spec.moe_layers * spec.hidden * 2
+
+
+def exchange_byte_s(gpu: GpuSpec, ranks: int) -> float:
+    """Seconds per byte of routed copies a GPU dispatches and combines back over an
+    expert-parallel group of `ranks` GPUs: (ranks-1)/ranks of them leave it, each way."""
+    return 2 * (ranks - 1) / ranks / (_serve_alltoall_gbps(gpu, ranks) * 1e9)
+
+
+def prefill_comm_s_per_token(spec: ModelSpec, gpu: GpuSpec, *, tp: int, engine: str,
+                             ep: int = 1, dp_attn: int = 1) -> float:
+    """Seconds of communication per prompt token when one prompt is prefilled on its own, at
+    the link rates decode_step_s charges a step's rows: every tensor-parallel all-reduce of the
+    token's hidden state and, with expert parallelism, each MoE layer's dispatch and combine of
+    its k routed copies. The prompt sits in one attention group of `tp` GPUs, so those GPUs
+    send all of its copies (across servers of PCIe cards, through the one Ethernet port the
+    server's cards share). Each chunk of PREFILL_UBATCH tokens also pays the collectives'
+    fixed latencies. vLLM runs the collectives between the GEMMs, not under them."""
+    link = "nvlink" if gpu.has_nvlink else "pcie"
+    allreduces = allreduces_per_pass(spec, tp, ep)
+    per_token = allreduces * allreduce_row_s(spec, gpu, tp)
+    latency = allreduces * ALLREDUCE_S[link]
+    if ep > 1 and spec.is_moe:
+        ranks = tp * dp_attn
+        per_token += routed_copy_bytes(spec) / tp * exchange_byte_s(gpu, ranks)
+        latency += 2 * spec.moe_layers * ALLTOALL_S[_link(gpu, ranks)]
+    return per_token + latency / PREFILL_UBATCH[engine]
 
 
 def expert_tile_padding(spec: ModelSpec, rows: float) -> float:
@@ -622,6 +670,10 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
                             prefill_tokens=others, prefill_rate=prefill)
     per_seq = 1 / step
     aggregate = per_seq * users
+    # a lone prompt's time to the first token: its GEMMs, then the collectives between them (the
+    # decode step above already charges the rows it prefills beside the decodes)
+    comm = prefill_comm_s_per_token(spec, gpu, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn)
+    first_token_rate = 1 / (1 / prefill + comm)
     if everyone:
         # the total throughput also carries each user's own prompt: the same step with the
         # extra prompt tokens' compute
@@ -677,8 +729,13 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
     if p["prefill"]:
         detail += _("; under load each step also prefills {tokens:.0f} prompt tokens of the other"
                     " users in chunks ({ms:.1f} ms)").format(tokens=others, ms=p["prefill"] * 1e3)
+    if comm * prefill >= PREFILL_COMM_SHOWN:
+        detail += _("; a prompt's all-reduces and all-to-alls take {us:.0f} us a token beside"
+                    " {gemm:.0f} us of its GEMMs: {rate:,.0f} prompt tokens/s").format(
+            us=comm * 1e6, gemm=1e6 / prefill, rate=first_token_rate)
     return ServeSpeed(decode_per_sequence=per_seq, decode_aggregate=aggregate,
-                      prefill=prefill, engine=asked if eng == asked else eng, detail=detail)
+                      prefill=first_token_rate, engine=asked if eng == asked else eng,
+                      detail=detail)
 
 
 # -- training -------------------------------------------------------------------------------

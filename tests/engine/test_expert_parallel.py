@@ -260,3 +260,18 @@ def test_lora_on_moe_keeps_the_pinned_expert_parallelism() -> None:
     bf16_model = 2 * resolve_model("qwen3-30b-a3b")[0].params
     assert pinned.settings.ep == 4 and pinned.settings.tp == 1
     assert pinned.memory.weights < 0.35 * bf16_model  # not the 61 GB a rank without EP holds
+
+
+def test_consumer_cards_across_ethernet_miss_a_long_prompts_first_token() -> None:
+    """50 users at 32k within 3 s of the first token: spread over 8 PCIe servers, consumer cards
+    send each prompt's routed copies through one Ethernet port a server, tens of seconds for
+    32k tokens; no such plan is said to meet the service level, and none is recommended."""
+    answer = ask("buy servers for 300k USD to serve deepseek-v3 to 50 users at 32k, first token"
+                 " under 3 s")
+    assert catalog.gpus()[answer.plans[0].gpu].has_nvlink, answer.recommendation
+    assert "RTX" not in answer.recommendation
+    for plan in answer.plans:
+        if catalog.gpus()[plan.gpu].has_nvlink or plan.gpus <= 8:
+            continue
+        assert not plan.service.meets, plan.gpu
+        assert plan.service.ttft_s > 10, plan.gpu

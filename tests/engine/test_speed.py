@@ -541,3 +541,43 @@ def test_fp8_training_keeps_attention_in_bf16() -> None:
     total = speed.train_flops_per_token(spec, method=method("pretrain"), checkpointing="full",
                                         seq=65536)
     assert 0.3 < attention / total < 0.7  # 64k tokens: attention is about half the work
+
+
+# -- a prompt's communication ---------------------------------------------------------------------
+
+
+def test_a_prompt_pays_its_collectives_per_token_and_its_latencies_per_chunk() -> None:
+    """TP all-reduces carry every prompt token's hidden state; under EP its k routed copies leave
+    the prompt's attention group of tp GPUs, each MoE layer there and back."""
+    spec, gpu = _spec("deepseek-v3"), GPUS["rtx-5090d"]
+    got = speed.prefill_comm_s_per_token(spec, gpu, tp=8, engine="vllm", ep=64, dp_attn=8)
+    allreduces = spec.layers + (spec.layers - spec.moe_layers)
+    reduce_s = allreduces * spec.hidden * 2 * 2 * 7 / 8 / (speed.PCIE_BUS_GBPS[5] * 1e9)
+    copies = 8 * spec.moe_layers * spec.hidden * 2 / 8  # k copies, sent by 8 GPUs
+    nic = speed.INTER_NODE_PCIE_SERVER_GBPS / 8 * 1e9  # a server's port over its 8 cards
+    exchange_s = copies * 2 * 63 / 64 / nic
+    latency = (allreduces * speed.ALLREDUCE_S["pcie"]
+               + 2 * spec.moe_layers * speed.ALLTOALL_S["rdma"]) / speed.PREFILL_UBATCH["vllm"]
+    assert got == pytest.approx(reduce_s + exchange_s + latency)
+    # one GPU: nothing to exchange
+    assert speed.prefill_comm_s_per_token(spec, gpu, tp=1, engine="vllm") == 0
+
+
+def test_a_32k_prompt_over_ethernet_between_pcie_servers_waits_on_the_network() -> None:
+    """DeepSeek-V3 on 8 PCIe servers of 8 RTX 5090 D (DP attention 8 x TP 8, EP 64): the prompt's
+    routed copies leave its server through the one port its 8 cards share, ~1.6 MB a token
+    at 11 GB/s: over half a minute for 32k tokens, where its GEMMs take about two seconds."""
+    spec, gpu = _spec("deepseek-v3"), GPUS["rtx-5090d"]
+    sp = speed.serve_speed(spec, gpu, quant="fp8", context=32768, users=50, kv_bytes=1, tp=8,
+                           pp=1, ep=64, dp_attn=8)
+    gemms, _u = speed.prefill_tokens_per_s(spec, gpu, quant="fp8", context=32768, tp=8,
+                                           engine="vllm")
+    assert 32768 / gemms < 3
+    assert 32768 / sp.prefill > 30
+    assert "all-to-alls take" in sp.detail
+    # inside one NVLink server the same prompt's collectives add a share, not a multiple
+    h200 = speed.serve_speed(spec, GPUS["h200"], quant="fp8", context=32768, users=50,
+                             kv_bytes=1, tp=8, pp=1, ep=8, dp_attn=1)
+    alone, _u = speed.prefill_tokens_per_s(spec, GPUS["h200"], quant="fp8", context=32768,
+                                           tp=8, engine="vllm")
+    assert 0.6 * alone < h200.prefill < alone
