@@ -502,7 +502,10 @@ def decode_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, us
         ranks = tp * dp_attn
         comm = allreduces_per_pass(spec, tp, ep) * allreduce_s
         comm += 2 * spec.moe_layers * ALLTOALL_S[_link(gpu, ranks)]
-        comm += copies * exchange_byte_s(gpu, ranks)
+        if gathers_rows(gpu, dp_attn):
+            comm += rows * dp_attn * gathered_row_s(spec, gpu, tp=tp, dp_attn=dp_attn)
+        else:
+            comm += copies * exchange_byte_s(gpu, ranks)
     elif tp > 1:
         comm = allreduces_per_pass(spec, tp, ep) * allreduce_s
     # A step runs its GEMMs and its attention one after the other, each bound by its own
@@ -553,6 +556,29 @@ def exchange_byte_s(gpu: GpuSpec, ranks: int) -> float:
     return 2 * (ranks - 1) / ranks / (_serve_alltoall_gbps(gpu, ranks) * 1e9)
 
 
+def gathers_rows(gpu: GpuSpec, dp_attn: int) -> bool:
+    """Whether attention groups exchange their rows for the experts by all-gather and
+    reduce-scatter rather than by DeepEP's all-to-all. DeepEP needs Hopper's instructions and
+    NVLink peer access between every pair of a server's GPUs, and RDMA between servers
+    (deepseek-ai/DeepEP README: 'Use another MoE all-to-all backend when the participating GPUs
+    do not form a full-P2P domain'); elsewhere vLLM's default backend, allgather_reducescatter
+    ('works with any EP+DP configuration', docs.vllm.ai expert parallel deployment), gathers
+    every attention group's rows onto every GPU of the DP group and sums them back."""
+    return dp_attn > 1 and not deepep_runs(gpu)
+
+
+def gathered_row_s(spec: ModelSpec, gpu: GpuSpec, *, tp: int, dp_attn: int) -> float:
+    """Seconds one row adds to a pass's expert exchange by all-gather and reduce-scatter: at
+    every MoE layer its hidden state reaches the GPUs of the other dp_attn - 1 groups and its
+    partial sums come back, (dp-1)/dp of the rows through each GPU's link each way. Every GPU
+    of a TP group takes part in its own DP group's collective (vLLM gathers over the DP group:
+    without sequence parallelism the TP ranks hold the same rows), so across servers a PCIe
+    server's port carries its cards' copies together."""
+    ranks = tp * dp_attn
+    return (2 * spec.moe_layers * spec.hidden * 2 * (dp_attn - 1) / dp_attn
+            / (_alltoall_gbps(gpu, ranks) * 1e9))
+
+
 def prefill_comm_s_per_token(spec: ModelSpec, gpu: GpuSpec, *, tp: int, engine: str,
                              ep: int = 1, dp_attn: int = 1) -> float:
     """Seconds of communication per prompt token when one prompt is prefilled on its own, at
@@ -568,7 +594,10 @@ def prefill_comm_s_per_token(spec: ModelSpec, gpu: GpuSpec, *, tp: int, engine: 
     latency = allreduces * ALLREDUCE_S[link]
     if ep > 1 and spec.is_moe:
         ranks = tp * dp_attn
-        per_token += routed_copy_bytes(spec) / tp * exchange_byte_s(gpu, ranks)
+        if gathers_rows(gpu, dp_attn):
+            per_token += gathered_row_s(spec, gpu, tp=tp, dp_attn=dp_attn)
+        else:
+            per_token += routed_copy_bytes(spec) / tp * exchange_byte_s(gpu, ranks)
         latency += 2 * spec.moe_layers * ALLTOALL_S[_link(gpu, ranks)]
     return per_token + latency / PREFILL_UBATCH[engine]
 
@@ -696,7 +725,13 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
         detail += _(" (published batch-1 runs of one MoE setup differ about 2x: expect"
                     " {low:.0f}-{high:.0f} tokens/s)").format(
             low=per_seq * MOE_BATCH1_RANGE[0], high=per_seq * MOE_BATCH1_RANGE[1])
-    if p["comm"] and ep > 1:
+    if p["comm"] and ep > 1 and gathers_rows(gpu, dp_attn):
+        detail += _("; expert-parallel all-gathers, reduce-scatters and all-reduces {ms:.1f} ms"
+                    " (DeepEP's all-to-all needs Hopper-class cards with NVLink between every"
+                    " pair and RDMA between servers: {card} exchanges every row of the {dp}"
+                    " attention groups, as vLLM's allgather_reducescatter does)").format(
+            ms=p["comm"] * 1e3, card=gpu.display, dp=dp_attn)
+    elif p["comm"] and ep > 1:
         detail += _("; expert-parallel all-to-alls and all-reduces {ms:.1f} ms").format(
             ms=p["comm"] * 1e3)
     elif p["comm"]:
@@ -730,8 +765,8 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
         detail += _("; under load each step also prefills {tokens:.0f} prompt tokens of the other"
                     " users in chunks ({ms:.1f} ms)").format(tokens=others, ms=p["prefill"] * 1e3)
     if comm * prefill >= PREFILL_COMM_SHOWN:
-        detail += _("; a prompt's all-reduces and all-to-alls take {us:.0f} us a token beside"
-                    " {gemm:.0f} us of its GEMMs: {rate:,.0f} prompt tokens/s").format(
+        detail += _("; a prompt's collectives take {us:.0f} us a token beside {gemm:.0f} us of"
+                    " its GEMMs: {rate:,.0f} prompt tokens/s").format(
             us=comm * 1e6, gemm=1e6 / prefill, rate=first_token_rate)
     return ServeSpeed(decode_per_sequence=per_seq, decode_aggregate=aggregate,
                       prefill=first_token_rate, engine=asked if eng == asked else eng,

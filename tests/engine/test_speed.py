@@ -547,26 +547,39 @@ def test_fp8_training_keeps_attention_in_bf16() -> None:
 
 
 def test_a_prompt_pays_its_collectives_per_token_and_its_latencies_per_chunk() -> None:
-    """TP all-reduces carry every prompt token's hidden state; under EP its k routed copies leave
-    the prompt's attention group of tp GPUs, each MoE layer there and back."""
-    spec, gpu = _spec("deepseek-v3"), GPUS["rtx-5090d"]
-    got = speed.prefill_comm_s_per_token(spec, gpu, tp=8, engine="vllm", ep=64, dp_attn=8)
+    """TP all-reduces carry every prompt token's hidden state; under EP with DeepEP its k routed
+    copies leave the prompt's attention group of tp GPUs, each MoE layer there and back; without
+    DeepEP its hidden state is gathered to the other groups and summed back."""
+    spec = _spec("deepseek-v3")
     allreduces = spec.layers + (spec.layers - spec.moe_layers)
-    reduce_s = allreduces * spec.hidden * 2 * 2 * 7 / 8 / (speed.PCIE_BUS_GBPS[5] * 1e9)
+    ubatch = speed.PREFILL_UBATCH["vllm"]
+    # 32 H800 over 4 servers, DP 4 x TP 8: DeepEP, each GPU through its own 400G NIC
+    h800 = GPUS["h800"]
+    got = speed.prefill_comm_s_per_token(spec, h800, tp=8, engine="vllm", ep=32, dp_attn=4)
+    reduce_s = allreduces * spec.hidden * 2 * 2 * 7 / 8 / (h800.nvlink_gbps / 2 * 0.7 * 1e9)
     copies = 8 * spec.moe_layers * spec.hidden * 2 / 8  # k copies, sent by 8 GPUs
-    nic = speed.INTER_NODE_PCIE_SERVER_GBPS / 8 * 1e9  # a server's port over its 8 cards
-    exchange_s = copies * 2 * 63 / 64 / nic
-    latency = (allreduces * speed.ALLREDUCE_S["pcie"]
-               + 2 * spec.moe_layers * speed.ALLTOALL_S["rdma"]) / speed.PREFILL_UBATCH["vllm"]
+    exchange_s = copies * 2 * 31 / 32 / (speed.INTER_NODE_GBPS[5] * 1e9)
+    latency = (allreduces * speed.ALLREDUCE_S["nvlink"]
+               + 2 * spec.moe_layers * speed.ALLTOALL_S["rdma"]) / ubatch
     assert got == pytest.approx(reduce_s + exchange_s + latency)
+    # 8 PCIe servers of RTX 5090 D, DP 8 x TP 8: gathered through the port a server's cards share
+    gpu = GPUS["rtx-5090d"]
+    got = speed.prefill_comm_s_per_token(spec, gpu, tp=8, engine="vllm", ep=64, dp_attn=8)
+    reduce_s = allreduces * spec.hidden * 2 * 2 * 7 / 8 / (speed.PCIE_BUS_GBPS[5] * 1e9)
+    nic = speed.INTER_NODE_PCIE_SERVER_GBPS / 8 * 1e9
+    gathered_s = 2 * spec.moe_layers * spec.hidden * 2 * 7 / 8 / nic
+    latency = (allreduces * speed.ALLREDUCE_S["pcie"]
+               + 2 * spec.moe_layers * speed.ALLTOALL_S["rdma"]) / ubatch
+    assert got == pytest.approx(reduce_s + gathered_s + latency)
     # one GPU: nothing to exchange
     assert speed.prefill_comm_s_per_token(spec, gpu, tp=1, engine="vllm") == 0
 
 
 def test_a_32k_prompt_over_ethernet_between_pcie_servers_waits_on_the_network() -> None:
-    """DeepSeek-V3 on 8 PCIe servers of 8 RTX 5090 D (DP attention 8 x TP 8, EP 64): the prompt's
-    routed copies leave its server through the one port its 8 cards share, ~1.6 MB a token
-    at 11 GB/s: over half a minute for 32k tokens, where its GEMMs take about two seconds."""
+    """DeepSeek-V3 on 8 PCIe servers of 8 RTX 5090 D (DP attention 8 x TP 8, EP 64): each of the
+    prompt server's 8 cards gathers the prompt's hidden states to the other servers and sums
+    them back through the one port they share, ~1.5 MB a token at 11 GB/s: over half a minute
+    for 32k tokens, where its GEMMs take about two seconds."""
     spec, gpu = _spec("deepseek-v3"), GPUS["rtx-5090d"]
     sp = speed.serve_speed(spec, gpu, quant="fp8", context=32768, users=50, kv_bytes=1, tp=8,
                            pp=1, ep=64, dp_attn=8)
@@ -574,10 +587,34 @@ def test_a_32k_prompt_over_ethernet_between_pcie_servers_waits_on_the_network() 
                                            engine="vllm")
     assert 32768 / gemms < 3
     assert 32768 / sp.prefill > 30
-    assert "all-to-alls take" in sp.detail
+    assert "collectives take" in sp.detail
     # inside one NVLink server the same prompt's collectives add a share, not a multiple
     h200 = speed.serve_speed(spec, GPUS["h200"], quant="fp8", context=32768, users=50,
                              kv_bytes=1, tp=8, pp=1, ep=8, dp_attn=1)
     alone, _u = speed.prefill_tokens_per_s(spec, GPUS["h200"], quant="fp8", context=32768,
                                            tp=8, engine="vllm")
     assert 0.6 * alone < h200.prefill < alone
+
+
+def test_without_deepep_attention_groups_gather_every_row() -> None:
+    """DeepEP needs Hopper-class cards with NVLink between every pair: elsewhere vLLM's default
+    all-gather / reduce-scatter brings every attention group's rows to every GPU of the DP group
+    and sums them back, each MoE layer, where DeepEP sends each row's k copies only."""
+    assert speed.deepep_runs(GPUS["h800"]) and speed.deepep_runs(GPUS["h20"])
+    for card in ("rtx-5090d", "l40s", "a800"):
+        assert speed.gathers_rows(GPUS[card], 8) and not speed.gathers_rows(GPUS[card], 1)
+    spec, gpu = _spec("deepseek-v3"), GPUS["rtx-5090d"]
+    kw = dict(quant="fp8", context=32768, kv_bytes=1, engine="vllm", tp=8, ep=64, dp_attn=8)
+    _s, parts = speed.decode_step_s(spec, gpu, users=50, **kw)
+    allreduces = speed.allreduces_per_pass(spec, 8, 64)
+    reduce_s = allreduces * (speed.ALLREDUCE_S["pcie"] + 50 / 8 * speed.allreduce_row_s(spec, gpu, 8))
+    latency = 2 * spec.moe_layers * speed.ALLTOALL_S["rdma"]
+    nic = speed.INTER_NODE_PCIE_SERVER_GBPS / 8 * 1e9
+    gathered = 50 * 2 * spec.moe_layers * spec.hidden * 2 * 7 / 8 / nic
+    assert parts["comm"] == pytest.approx(reduce_s + latency + gathered)
+    # 50 users' rows through the servers' Ethernet each MoE layer: about 50 ms a step, ~9 tokens/s
+    assert 0.04 < gathered < 0.06
+    sp = speed.serve_speed(spec, gpu, context=32768, users=50, pp=1, **{
+        k: v for k, v in kw.items() if k not in ("context", "engine")})
+    assert sp.decode_per_sequence < 10
+    assert "allgather_reducescatter" in sp.detail
