@@ -161,6 +161,9 @@ def vllm_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> Laun
         words += ["--enable-expert-parallel"]
     if s.dp_attention > 1:  # attention data parallel: one engine per group, experts across all
         words += ["--data-parallel-size", s.dp_attention * (copies if spans == 1 else 1)]
+        if s.ep > 1 and speed.deepep_runs(gpu):
+            # the all-to-all the speed assumes; vLLM's default gathers every row
+            words += ["--all2all-backend", "deepep_low_latency"]
     elif copies > 1 and spans == 1:
         words += ["--data-parallel-size", copies]
     words += ["--max-model-len", s.context or req.context, "--gpu-memory-utilization", util,
@@ -203,6 +206,9 @@ def sglang_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> La
         words += ["--attn-dp-size", s.dp_attention]
     if s.ep > 1:
         words += ["--ep-size", s.ep]
+        if s.dp_attention > 1 and speed.deepep_runs(gpu):
+            # DeepEP's normal kernels for prompts, its low-latency ones for decoding
+            words += ["--moe-a2a-backend", "deepep", "--deepep-mode", "auto"]
     if copies > 1 and spans == 1:
         words += ["--dp-size", copies]
     words += ["--context-length", s.context or req.context, "--mem-fraction-static", util,

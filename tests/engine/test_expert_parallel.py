@@ -275,3 +275,16 @@ def test_consumer_cards_across_ethernet_miss_a_long_prompts_first_token() -> Non
             continue
         assert not plan.service.meets, plan.gpu
         assert plan.service.ttft_s > 10, plan.gpu
+
+
+@pytest.mark.parametrize(("gpu", "deepep"), [("h20", True), ("a800", False)])
+def test_the_launch_names_the_exchange_the_speed_assumed(gpu: str, deepep: bool) -> None:
+    """DP attention + EP over 2 x 8: on Hopper NVLink servers the speed assumes DeepEP, which
+    neither engine picks by itself (vLLM's default is allgather_reducescatter); on A800s the
+    default gather is what the speed counts, so the command leaves it."""
+    plan = ask(f"deepseek-v3 inference gpu={gpu} gpus=16 users=64").plans[0]
+    assert plan.settings.dp_attention > 1 and plan.settings.ep > 1, plan.strategy
+    vllm = next(launch for launch in plan.launch if launch.engine == "vllm").commands[0]
+    sglang = next(launch for launch in plan.launch if launch.engine == "sglang").commands[0]
+    assert ("--all2all-backend deepep_low_latency" in vllm) == deepep
+    assert ("--moe-a2a-backend deepep" in sglang) == deepep
