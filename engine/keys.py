@@ -258,6 +258,7 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
     "ep": ("ep", _plain_count, N_("expert-parallel size for MoE, e.g. 8")),
     "cp": ("cp", _plain_count, N_("context-parallel size for long-sequence training, e.g. 2 "
                                   "(1: none)")),
+    "pp": ("pp", _plain_count, N_("pipeline-parallel stages for training, e.g. 4 (1: none)")),
     "rank": ("rank", _plain_count, N_("LoRA rank, e.g. 16")),
     "targets": ("targets", lambda k, v: _choice(k, v, ("attn", "all"),
                                                 {"attention": "attn", "all-linear": "all",
@@ -331,7 +332,7 @@ KEY_ALIASES = {
     "target": "targets", "quantization": "quant", "q": "quant", "weights": "quant",
     "ctx": "context", "context_length": "context", "concurrency": "users",
     "concurrent": "users", "streams": "users", "kv_cache": "kv", "kv_dtype": "kv",
-    "tensor_parallel": "tp", "power": "power_price", "electricity": "power_price",
+    "tensor_parallel": "tp", "pipeline_parallel": "pp", "power": "power_price", "electricity": "power_price",
     "sort": "goal", "rank_by": "goal", "horizon": "months",
     "speed": "min_speed", "min_tps": "min_speed", "tps": "min_speed", "deadline": "days",
     "replica": "replicas", "first_token": "ttft", "time_to_first_token": "ttft",
@@ -465,7 +466,7 @@ def check_method_options(name: str, options: dict[str, Any]) -> None:
     framework = FRAMEWORKS.get(options.get("framework") or "")
     if framework and not framework.model_parallel:
         parallelism = {"tp": N_("tensor parallelism"), "ep": N_("expert parallelism"),
-                       "cp": N_("context parallelism")}
+                       "cp": N_("context parallelism"), "pp": N_("pipeline parallelism")}
         for key, parallel in parallelism.items():
             if (options.get(key) or 1) > 1:
                 raise ParseError(_("{key}={value} needs a framework with {parallel} "
@@ -478,6 +479,11 @@ def check_method_options(name: str, options: dict[str, Any]) -> None:
     if options.get("tp") and options.get("gpus") and options["gpus"] % options["tp"]:
         raise ParseError(_("tp={tp} does not divide gpus={gpus}.").format(
             tp=options["tp"], gpus=options["gpus"]), token=f"tp={options['tp']}")
+    if options.get("pp") and options.get("gpus") and options["gpus"] % (
+            options["pp"] * (options.get("tp") or 1)):
+        raise ParseError(_("pp={pp} x tp={tp} does not divide gpus={gpus}.").format(
+            pp=options["pp"], tp=options.get("tp") or 1, gpus=options["gpus"]),
+            token=f"pp={options['pp']}")
 
 
 def build_request(draft: Draft) -> Request:

@@ -513,6 +513,8 @@ def strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> list[S
     found = _all_strategies(spec, req, gpus, nvlink)
     if req.cp and req.cp > 1:  # cp= pins context parallelism where any layout takes it
         found = [s for s in found if s.cp == req.cp] or found
+    if req.pp and not req.is_serving:  # pp= pins the pipeline stages where any layout takes them
+        found = [s for s in found if s.pp == req.pp] or found
     pinned = [s for s in found if s.ep == req.ep] if req.ep and spec.is_moe else []
     return pinned or found
 
@@ -543,17 +545,22 @@ def _all_strategies(spec: ModelSpec, req: Request, gpus: int, nvlink: bool) -> l
             out += _expert_parallel_training(spec, req, Strategy(tp, dp, 1, None, offload))
     # Pipeline stages (Megatron-style 1F1B) across servers, TP inside each 8-GPU server, and a
     # distributed optimizer (ZeRO-1) over the data-parallel replicas: how 70B+ models pre-train.
-    if req.tp is None and gpus > GPUS_PER_SERVER and nvlink and parallel:
-        tp = GPUS_PER_SERVER if spec.heads % GPUS_PER_SERVER == 0 else 1
-        for pp in (2, 4, 8, 16, 32):
+    # pp= asks for stages at any size and with any tp= (Megatron's layouts as published)
+    staged = gpus > GPUS_PER_SERVER or (req.pp or 1) > 1
+    if (req.tp is None or (req.pp or 1) > 1) and staged and nvlink and parallel:
+        widest = GPUS_PER_SERVER if spec.heads % GPUS_PER_SERVER == 0 else 1
+        for pp in ((req.pp,) if req.pp and req.pp > 1 else (2, 4, 8, 16, 32)):
+            # a pinned pipeline narrows TP to what the cards leave it
+            tp = req.tp or (max(1, min(widest, gpus // pp)) if req.pp else widest)
             if gpus % (tp * pp) == 0 and pp <= spec.layers:
                 zero = req.zero if req.zero is not None else 1
                 out.append(Strategy(tp, gpus // (tp * pp), pp, zero, offload))
                 # MoE pre-training splits the experts, not the attention: Megatron-Bridge's
                 # recipes run TP 1 with EP 8-64 beside the pipeline (gpt-oss-120b, Qwen3, V3)
-                if spec.is_moe and gpus % pp == 0:
+                attn_tp = req.tp or 1
+                if spec.is_moe and gpus % (pp * attn_tp) == 0:
                     out += _expert_parallel_training(
-                        spec, req, Strategy(1, gpus // pp, pp, None, offload))
+                        spec, req, Strategy(attn_tp, gpus // (pp * attn_tp), pp, None, offload))
     return out + (_context_parallel(req, out) if parallel else [])
 
 
@@ -599,8 +606,16 @@ def _expert_parallel_training(spec: ModelSpec, req: Request, s: Strategy) -> lis
     Megatron LoRA recipe for Qwen3-30B-A3B runs --expert_model_parallel_size 4 on 4 H20)."""
     if not spec.is_moe or s.dp < 2:
         return []
-    zero = req.zero if req.zero is not None else 1
-    if zero >= 3:
+    # FSDP2 frameworks (NeMo AutoModel, torchtitan) shard everything over the data-parallel
+    # ranks beside EP ("FSDP 8, EP 8" in NeMo AutoModel's tables). Under a pipeline they keep
+    # each stage's weights gathered from forward to backward (reshard_after_forward=False, the
+    # PP default of both) and sync gradients on the last micro-batch only: weights and
+    # gradients whole, optimizer states sharded, traffic once a step, which is ZeRO-1's bill.
+    # Megatron's distributed optimizer shards optimizer states only.
+    framework = FRAMEWORKS.get(req.framework or "")
+    fsdp2 = framework is not None and framework.sharding == "fsdp" and framework.model_parallel
+    zero = req.zero if req.zero is not None else (3 if fsdp2 and s.pp == 1 else 1)
+    if zero >= 3 and not fsdp2:
         return []
     # the largest group inside a server (all-to-all over NVLink) and the largest beyond it
     # (fewest experts a rank, the all-to-all over the network): the sizes between trade the

@@ -127,6 +127,7 @@ class Request(BaseModel):
     tp: int | None = Field(None, ge=1, le=64)
     ep: int | None = Field(None, ge=1, le=1024)  # MoE: experts sharded over this many ranks
     cp: int | None = Field(None, ge=1, le=64)  # training: ranks each sequence is split over
+    pp: int | None = Field(None, ge=1, le=128)  # training: pipeline stages the layers split into
     rank: int = Field(16, ge=1, le=1024)
     targets: Targets = "all"
     quant: str | None = None

@@ -829,6 +829,19 @@ def _bus_gbps(gpu: GpuSpec, gpus: int) -> float:
     return _intra_gbps(gpu)
 
 
+def _group_gbps(gpu: GpuSpec, gpus: int, spread: int) -> float:
+    """Bus bandwidth of a data-parallel group whose members sit `spread` GPUs apart (Megatron's
+    rank order puts TP innermost, then CP, EP and DP, PP outermost: the TP x EP ranks between two
+    holders of the same parameters). Across servers NCCL reduces inside each server first, then
+    every member sends its share through its own NIC: a group with one member a server (TP 8,
+    or EP 8's expert copies) moves everything through one NIC, a group filling the server
+    through all of them."""
+    if gpus <= GPUS_PER_SERVER:
+        return _intra_gbps(gpu)
+    members = max(1, GPUS_PER_SERVER // max(1, spread))
+    return _bus_gbps(gpu, gpus) * min(GPUS_PER_SERVER, members) / GPUS_PER_SERVER
+
+
 def _intra_gbps(gpu: GpuSpec) -> float:
     if gpu.has_nvlink:
         return gpu.nvlink_gbps / 2 * NVLINK_EFFICIENCY
@@ -1010,7 +1023,7 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     passes = 3 if checkpointing == "full" else 2  # forward (+ recompute) + backward
     fw = framework_for(framework, tp=tp, pp=pp, ep=ep, cp=cp)
     moe = moe_routing(spec, gpu, tokens=rank_tokens, ep=ep, tp=tp, pp=pp, passes=passes,
-                      rate=peak * u, fp8=fp8, framework=fw.name)
+                      rate=peak * u, fp8=fp8, framework=framework)
     # ZeRO-3 fetches outside the prefetch trace wait in series with the layer that needs them
     fetch_s = zero3_fetch_s(spec, fw, zero=zero, dp=dp, passes=passes, pp=pp)
     # the next expert GEMM needs the tokens: routing waits on Megatron's all-to-alls; DeepEP's
@@ -1048,20 +1061,30 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     holders = dp * cp  # ranks holding the same parameters: gradients reduce over all of them
     if holders > 1:
         ring = (holders - 1) / holders
+        # expert parallelism: a rank holds 1/ep of the routed experts, shared with the
+        # holders / ep ranks of its expert-data-parallel group (none when ep takes them all)
+        held = memory.expert_parallel_local(trainable, spec, ep) if not method.adapters \
+            else trainable
+        experts = memory.routed_expert_params(spec) // ep if ep > 1 and not method.adapters \
+            else 0
+        expert_holders = max(1, holders // ep) if experts else holders
+        expert_ring = (expert_holders - 1) / expert_holders
         if zero >= 3:
-            volume = trainable / (tp * pp) * 6 * ring
+            # gathered in forward and backward, gradients reduce-scattered: 3 x 2 bytes a
+            # parameter every micro-batch (the frozen LoRA base gathered as well)
+            per_param = 6
+            volume = held / (tp * pp) * per_param * ring
             if method.adapters:
                 volume += spec.params / (tp * pp) * 2 * 2 * ring
-            # the weight gathers (forward and backward); the rest is gradient reduce-scatter
-            gathered = (spec.params if method.adapters else trainable) / (tp * pp) * 4 * ring
+            gathered = (spec.params if method.adapters else held) / (tp * pp) * 4 * ring
             gathered_share = min(1.0, gathered / volume)
+            dense_volume = volume - experts / (tp * pp) * per_param * ring
         else:
-            # with expert parallelism each rank all-reduces its own experts' gradients only
-            # (over the dp/ep ranks holding the same experts)
-            local = memory.expert_parallel_local(trainable, spec, ep) if not method.adapters \
-                else trainable
-            volume = local / (tp * pp) * 4 * ring / accumulation
-        comm_s = volume / (_bus_gbps(gpu, gpus) * 1e9)
+            per_param = 4 / accumulation  # one ring all-reduce per optimizer step
+            dense_volume = (held - experts) / (tp * pp) * per_param * ring
+        comm_s = (dense_volume / (_group_gbps(gpu, gpus, tp) * 1e9)
+                  + experts / (tp * pp) * per_param * expert_ring
+                  / (_group_gbps(gpu, gpus, tp * ep) * 1e9))
     recompute_s = (selective_recompute_s(spec, gpu, tokens=rank_tokens, tp=tp, pp=pp)
                    if checkpointing == "selective" else 0.0)
     busy_s = compute_s + dequant_s + routing_s + recompute_s

@@ -154,7 +154,7 @@ INPUTS = {
     "seq": N_("sequence length"), "batch": N_("micro-batch"), "precision": N_("precision"),
     "optimizer": N_("optimizer"), "checkpointing": N_("activation checkpointing"),
     "zero": N_("ZeRO stage"), "offload": N_("offload"), "tp": N_("tensor parallel"),
-    "ep": N_("expert parallel"), "cp": N_("context parallel"),
+    "ep": N_("expert parallel"), "cp": N_("context parallel"), "pp": N_("pipeline parallel"),
     "rank": N_("LoRA rank"), "targets": N_("LoRA targets"), "quant": N_("weight format"),
     "context": N_("context"), "users": N_("concurrent users"), "kv": N_("KV cache format"),
     "prompt": N_("prompt length"), "output": N_("answer length"),
