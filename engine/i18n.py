@@ -48,11 +48,18 @@ _SLACK_MARKUP = re.compile(r"<[^<>]*>")  # mentions and links: not the asker's o
 _HAN = (("\u3400", "\u4dbf"), ("\u4e00", "\u9fff"), ("\uf900", "\ufaff"))  # CJK ideographs
 
 
+# Han characters that only write an amount ("80万", "1.2亿元", "3千块"): an English sentence
+# with a budget written the Chinese way is still English
+_AMOUNT = re.compile(r"\d[\d,.]*\s*(?:[万千亿]+\s*)?(?:元|块|人民币)?")
+
+
 def language_of_text(text: str) -> str | None:
-    """"zh" when a question is written in Chinese (any Han character outside mentions and links),
-    else None: the asker's choice or locale decides. A Chinese question gets a Chinese
-    answer whoever asks it; English says nothing, since Chinese teams type English commands too."""
+    """"zh" when a question is written in Chinese (any Han character outside mentions, links and
+    amounts like 80万), else None: the asker's choice or locale decides. A Chinese question gets
+    a Chinese answer whoever asks it; English says nothing, since Chinese teams type English
+    commands too."""
     words = _SLACK_MARKUP.sub(" ", text or "") if "<" in (text or "") else text or ""
+    words = _AMOUNT.sub(" ", words)
     return "zh" if any(lo <= c <= hi for c in words for lo, hi in _HAN) else None
 
 

@@ -209,6 +209,13 @@ def speed_clause(plan: Plan, req: Request) -> str | None:
         return _("about {per:,.0f} tokens/s per user for {users}{ttft}").format(
             per=sp.decode_tokens_per_s, users=counted(req.users, "user"), ttft=ttft) + held
     if sp.train_hours is not None and req.tokens:
+        # a run under a day in hours (or minutes): "0.0 days (0 h)" said nothing
+        if sp.train_hours < 1:
+            return _("the {tokens} tokens take about {minutes:,.0f} min").format(
+                tokens=tokens_text(req.tokens), minutes=max(1.0, sp.train_hours * 60))
+        if sp.train_hours < 24:
+            return _("the {tokens} tokens take {hours:,.1f} h").format(
+                tokens=tokens_text(req.tokens), hours=sp.train_hours)
         return _("the {tokens} tokens take {days:,.1f} days ({hours:,.0f} h)").format(
             tokens=tokens_text(req.tokens), days=sp.train_hours / 24, hours=sp.train_hours)
     if sp.train_tokens_per_s:
@@ -579,10 +586,25 @@ def over_budget(plans: list[Plan], req: Request) -> str:
                 else _("over {months} months").format(months=req.months))
         options.append(_("{total} to rent {span}").format(
             total=money(c.rent_horizon_total, c.currency), span=span))
-    text = _("Over budget: the cheapest plan that runs is {what} ({strategy}), {options}: "
-             "{over} more than the budget of {budget}.").format(
+    # with a service level asked, the cheapest plan that meets it, not merely one that runs;
+    # and what the budget does buy, with what it misses
+    asked = req.is_serving or req.days is not None  # training meets a level only with days=
+    meets = asked and top.service is not None and top.service.meets
+    lead = (_("Over budget: the cheapest plan that meets the service level is {what} "
+              "({strategy}), {options}: {over} more than the budget of {budget}.") if meets
+            else _("Over budget: the cheapest plan that runs is {what} ({strategy}), {options}: "
+                   "{over} more than the budget of {budget}."))
+    text = lead.format(
         what=_what(top), strategy=top.strategy, options=_(" or ").join(options),
         over=money(overspend(top), c.currency), budget=money(c.budget, c.currency))
+    affordable = [p for p in plans[1:] if meets and p.service is not None
+                  and not p.service.meets and p.cost is not None and p.cost.within_budget]
+    if affordable:
+        within = min(affordable, key=lambda p: min(
+            x for x in (p.cost.buy.capex, p.cost.rent_horizon_total, math.inf) if x is not None))
+        text += sentence_gap(text) + _("Within the budget, {what} runs it but misses it: "
+                                       "{misses}.").format(
+            what=_what(within), misses="; ".join(within.service.misses))
     if top.change:
         text += sentence_gap(text) + _("That is {change}.").format(change=top.change)
     if c.rent.monthly and c.budget and req.is_serving and c.budget >= c.rent.monthly:

@@ -396,6 +396,16 @@ def test_bought_against_the_break_even_says_the_budget_is_why() -> None:
     assert re.search(r"the assumed 260B tokens take [\d,]+ days", ans.recommendation)
 
 
+@pytest.mark.parametrize("tokens, said", [("20M", r"take about \d+ min"),
+                                           ("200M", r"take \d+\.\d h"),
+                                           ("20B", r"take [\d,.]+ days \([\d,]+ h\)")])
+def test_a_run_is_said_in_the_unit_it_takes(tokens: str, said: str) -> None:
+    """'the 56.8M tokens take 0.0 days (0 h)' said nothing of a 20-minute run on owned cards."""
+    ans = ask(f"llama-3.1-8b full-finetune gpu=a800 gpus=16 owned=true tokens={tokens}")
+    assert re.search(said, ans.recommendation), ans.recommendation
+    assert "0.0 days" not in ans.recommendation
+
+
 def test_ranking_ties_are_stable_whatever_the_catalogs_order() -> None:
     from engine.recommend import rank_plans
 

@@ -133,6 +133,19 @@ def test_more_budget_never_yields_a_worse_best_plan(low: int, extra: int, query:
         assert usable(ans.plans[0], req)  # what a budget allows, a larger one allows too
 
 
+def test_over_budget_with_a_service_level_says_what_the_budget_buys_and_misses() -> None:
+    """'the cheapest plan that runs is 8 x H20' read false beside 8 x RTX 4090 within the
+    budget: the H20s are the cheapest that meet the first-token target; the 4090s run it."""
+    ans = engine.ask("qwen3-32b inference mode=buy budget=800k context=32k ttft=2 users=8")
+    top = ans.plans[0]
+    assert not top.cost.within_budget and top.service.meets
+    assert ans.recommendation.startswith(
+        "Over budget: the cheapest plan that meets the service level is")
+    missed = [p for p in ans.plans if p.cost and p.cost.within_budget and not p.service.meets]
+    assert missed and "Within the budget," in ans.recommendation
+    assert any(m.service.misses[0] in ans.recommendation for m in missed)
+
+
 def test_over_budget_says_what_the_cheapest_fit_costs() -> None:
     ans = engine.ask("llama-3.1-405b full-finetune budget=100cny")
     assert ans.recommendation.startswith("Over budget: the cheapest plan that runs is")

@@ -14,6 +14,9 @@ from gpusize import cli
     ("13B full-finetune", None), ("what about qlora?", None), ("", None), ("１３Ｂ lora", None),
     ("<@U123|张三> what about lora?", None),  # a mention's name is not the asker's words
     ("<https://example.com|链接> 13B lora", None),
+    # an amount written the Chinese way does not make an English sentence Chinese
+    ("buy servers for 80万 to serve qwen3-32b", None), ("budget 1.2亿元 for 70B pretrain", None),
+    ("预算80万", "zh"), ("80万 全参微调", "zh"), ("13B lora 80万块", None),
 ])
 def test_language_of_text(text: str, lang: str | None) -> None:
     assert language_of_text(text) == lang
