@@ -366,9 +366,44 @@ def inference_activations(spec: ModelSpec, *, context: int, users: int, tp: int,
     # output, q/k/v, gate/up outputs and the act output (16-bit), plus fp32 logits for the
     # sampled positions (one per sequence).
     chunk = min(context * users, PREFILL_CHUNK.get(engine, context * users))
+    return chunk * prefill_bytes_per_token(spec, tp) + users * spec.vocab * 4 / tp
+
+
+def prefill_bytes_per_token(spec: ModelSpec, tp: int) -> float:
+    """Activation bytes a prompt token keeps live in one layer's forward (16-bit): residual
+    and norm output, q/k/v, the gate/up outputs and the act output, split by TP."""
     width = spec.intermediate or spec.moe_intermediate * max(spec.active_experts, 1)
-    per_token = 2 * (2 * spec.hidden + (spec.q_dim + 2 * spec.kv_dim + 3 * width) / tp)
-    return chunk * per_token + users * spec.vocab * 4 / tp
+    return 2 * (2 * spec.hidden + (spec.q_dim + 2 * spec.kv_dim + 3 * width) / tp)
+
+
+class VllmBatchDefaults(NamedTuple):
+    tokens: int  # max_num_batched_tokens: the prompt and decode tokens one step carries at most
+    sequences: int  # max_num_seqs: the requests running at once at most
+
+
+# `vllm serve` picks its scheduler budget by card (vllm/engine/arg_utils.py get_batch_defaults,
+# v0.10-0.11): cards of 70 GiB or more, A100 excepted (vLLM PR #17885: a larger budget lowered
+# its throughput), 8,192 tokens a step and 1,024 sequences; the others 2,048 and 256.
+VLLM_LARGE_CARD_BYTES = 70 * GIB
+VLLM_BATCH_DEFAULTS = (VllmBatchDefaults(8192, 1024), VllmBatchDefaults(2048, 256))
+
+
+def vllm_batch_defaults(card_name: str, memory_bytes: int) -> VllmBatchDefaults:
+    large = memory_bytes >= VLLM_LARGE_CARD_BYTES and "a100" not in card_name.lower()
+    return VLLM_BATCH_DEFAULTS[0 if large else 1]
+
+
+# The sampler's dummy run in vLLM's memory profile holds the fp32 logits of max_num_seqs
+# requests and the probabilities computed from them: two fp32 copies of the vocabulary a row.
+SAMPLER_FP32_COPIES = 2
+
+
+def vllm_profile_peak(spec: ModelSpec, *, tp: int, defaults: VllmBatchDefaults) -> float:
+    """Activation bytes per GPU vLLM's profile run measures before it sizes the KV pool
+    (gpu_model_runner.profile_run): one forward of max_num_batched_tokens tokens, then the
+    sampler over max_num_seqs rows, whose logits every tensor-parallel rank gathers whole."""
+    return (defaults.tokens * prefill_bytes_per_token(spec, tp)
+            + defaults.sequences * spec.vocab * 4 * SAMPLER_FP32_COPIES)
 
 
 # -- runtime overhead ---------------------------------------------------------------------------

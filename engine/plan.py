@@ -835,9 +835,31 @@ def sequences_to_completion(spec: ModelSpec, req: Request, s: Strategy, gpus: in
     return max(0, math.floor(free * TRTLLM_KV_FREE_FRACTION / per_user)) * s.dp_attn * s.replicas
 
 
-# Sequences an engine runs at once at most: TensorRT-LLM's max_batch_size default (2048); vLLM's
-# max_num_seqs and SGLang's max_running_requests are of the same order on 80-141 GB cards.
+def vllm_sequences(spec: ModelSpec, req: Request, s: Strategy, gpus: int, gpu: GpuSpec) -> int:
+    """Sequences vLLM keeps running, all replicas together: its KV pool is gpu_memory_utilization
+    of the whole card less the weights, the activation peak its profile run measures
+    (memory.vllm_profile_peak) and the NCCL buffers; it admits a request once its prompt's
+    blocks are free and preempts the newest when decodes run out of blocks, so the pool holds
+    sequences at their mean live length, prompt + half the answer (req.context is the whole
+    sequence, prompt + answer), up to max_num_seqs."""
+    c = _cached_components(spec, req, s)
+    per_token = c.kv_cache / users_per_group(req, s) / req.context
+    if per_token <= 0:
+        return 10**9
+    defaults = memory.vllm_batch_defaults(gpu.name, gpu.memory_bytes)
+    nccl = memory.NCCL_BUFFERS if s.replica_gpus > 1 else 0.0
+    pool = (gpu.memory_bytes * memory.usable_share("vllm", req.gpu_util) - c.weights
+            - memory.vllm_profile_peak(spec, tp=s.tp, defaults=defaults) - nccl)
+    live = req.prompt_tokens + req.answer_tokens // 2
+    held = min(max(0, math.floor(pool / (per_token * live))), defaults.sequences)
+    return held * s.dp_attn * s.replicas
+
+
+# Sequences TensorRT-LLM runs at once at most: its max_batch_size default (2048).
 MAX_RUNNING = 2048
+# Benchmarks whose scheduler is TensorRT-LLM's (trtllm-bench, trtllm-serve); any other engine
+# named is sized by vLLM's scheduler, the engine gpusize serves with.
+TRTLLM = "trtllm"
 
 
 class FullLoad(NamedTuple):
@@ -846,37 +868,50 @@ class FullLoad(NamedTuple):
 
 
 def full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int, s: Strategy,
-              concurrency: int | None = None) -> FullLoad:
+              concurrency: int | None = None, scheduler: str = "vllm") -> FullLoad:
     """Output throughput under maximum load (requests queued without pause, as trtllm-bench's
-    throughput benchmark runs them). TensorRT-LLM's scheduler admits a request only when the
+    throughput benchmark and `vllm bench serve --request-rate inf` send them), by the
+    benchmark's scheduler. TensorRT-LLM (scheduler="trtllm") admits a request only when the
     paged KV cache can hold it to completion (its default capacity policy, GUARANTEED_NO_EVICT:
     no request is ever paused), so the cards hold as many sequences as fit at P + O tokens in
-    the memory the model leaves free (sequences_to_completion, up to MAX_RUNNING). Each live
-    sequence has P + O/2 tokens on average over its life: what every step's attention reads.
-    Every step also carries the chunked prefills of the requests replacing finished ones.
+    the memory the model leaves free (sequences_to_completion, up to MAX_RUNNING), and every
+    step carries its share of the prompts replacing finished requests. vLLM holds what its
+    own pool holds at the mean live length (vllm_sequences) and prefills each arriving prompt
+    in whole chunks of its step budget (speed.full_load_step_s). Each live sequence has
+    P + O/2 tokens on average over its life: what every step's attention reads.
     `concurrency` caps the sequences in flight where a benchmark states its client's (trtllm-
     bench --concurrency, vLLM bench --max-concurrency)."""
     answer = req.answer_tokens
     mean = max(1, req.prompt_tokens + answer // 2)
     whole = req.model_copy(update={"context": req.prompt_tokens + answer, "users": 1,
                                    "prompt": req.prompt_tokens, "output": answer})
-    users = max(1, min(sequences_to_completion(spec, whole, s, gpus, gpu),
-                       concurrency or MAX_RUNNING))
+    held = (sequences_to_completion(spec, whole, s, gpus, gpu) if scheduler == TRTLLM
+            else vllm_sequences(spec, whole, s, gpus, gpu))
+    users = max(1, min(held, concurrency or MAX_RUNNING))
     loaded = whole.model_copy(update={"users": users, "context": mean})
-    sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=mean,
-                           users=users_per_replica(loaded, s),
-                           kv_bytes=1 if req.kv == "fp8" else 2, tp=s.tp, pp=s.pp,
+    per_replica = users_per_replica(loaded, s)
+    kv_bytes = 1 if req.kv == "fp8" else 2
+    if scheduler != TRTLLM:
+        defaults = memory.vllm_batch_defaults(gpu.name, gpu.memory_bytes)
+        step = speed.full_load_step_s(spec, gpu, quant=req.weight_quant, context=mean,
+                                      users=per_replica, kv_bytes=kv_bytes, tp=s.tp,
+                                      engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
+                                      prompt=req.prompt_tokens, output=answer,
+                                      budget=defaults.tokens)
+        return FullLoad(users, per_replica / step * s.replicas)
+    sp = speed.serve_speed(spec, gpu, quant=req.weight_quant, context=mean, users=per_replica,
+                           kv_bytes=kv_bytes, tp=s.tp, pp=s.pp,
                            engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
                            prompt=req.prompt_tokens, output=answer, build=req.build)
     return FullLoad(users, sp.decode_aggregate * s.replicas)
 
 
 def best_full_load(spec: ModelSpec, req: Request, gpu: GpuSpec, gpus: int,
-                   concurrency: int | None = None) -> FullLoad | None:
+                   concurrency: int | None = None, scheduler: str = "vllm") -> FullLoad | None:
     """The sharding of `gpus` cards that serves the most output tokens/s under maximum load (a
     throughput benchmark tunes for it: DP attention and EP for MoE models, as TensorRT-LLM's
     DEP8), among those that hold the model; None when none does."""
-    found = [full_load(spec, req, gpu, gpus, s, concurrency)
+    found = [full_load(spec, req, gpu, gpus, s, concurrency, scheduler)
              for s in strategies(spec, req, gpus, gpu.has_nvlink)
              if verdict_of(_need(_cached_components(spec, req, s), req, s, gpus),
                            gpu.memory_bytes, req, s, gpus) != "no"]

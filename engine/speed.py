@@ -110,6 +110,13 @@ EXPERT_TILE_ROWS = 128
 # SXM/PCIe, H100 PCIe). vLLM's 2k-token chunks of bf16 GEMMs and FlashAttention are taken at
 # the training efficiency (same kernels; no published vLLM prefill row to check it yet).
 PREFILL_EFFICIENCY = {"llama.cpp": 0.5, "vllm": 0.84, "transformers": 0.65}
+# vLLM's prompts under maximum load (`vllm bench serve` with every request sent at once): the
+# efficiency (as PREFILL_EFFICIENCY) of its prefill over minutes of chunked steps, read from one
+# run, GPUStack's Qwen3-14B on one H100 with 100 prompts of 32,000 tokens (vLLM 0.11, defaults:
+# 3.2 M prompt tokens in 386.8 s beside 9,855 decoded; row gpustack-vllm011-qwen3-14b-1xh100-
+# 32k100, set "fit"). PREFILL_EFFICIENCY's 0.84 is the training kernels' share, which the
+# TensorRT-LLM throughput rows agree with; the rest of GPUStack's vLLM rows are held out.
+VLLM_LOAD_PREFILL_EFFICIENCY = 0.4
 # llama.cpp builds before June 2024 (or built with GGML_CUDA_FORCE_CUBLAS: build=cublas)
 # multiply quantized weights by dequantizing each matrix to fp16 for the micro-batch: 2 bytes
 # written and read again per weight per 512-token micro-batch.
@@ -653,14 +660,16 @@ def mmq_prefill(quant: str, engine: str, build: str | None) -> bool:
 
 
 def prefill_tokens_per_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, tp: int,
-                         engine: str, build: str | None = None) -> tuple[float, float]:
+                         engine: str, build: str | None = None,
+                         efficiency: float | None = None) -> tuple[float, float]:
     """Prompt tokens/s and the utilization of the tensor peak it assumes (the dense int8 peak
-    for llama.cpp's MMQ kernels, else the weights' compute format's)."""
+    for llama.cpp's MMQ kernels, else the weights' compute format's); `efficiency` replaces
+    the engine's PREFILL_EFFICIENCY (VLLM_LOAD_PREFILL_EFFICIENCY under load)."""
     n = matmul_params(spec) - _head_params(spec)  # logits only for the last prompt token
     attention = attention_flops_per_token(spec, context // 2) / 2  # causal: half the scores
     # attention multiplies 16-bit Q, K and V (FlashAttention kernels), whatever the weights
     peak = tensor_tflops(gpu, quant, engine)
-    u = utilization(gpu, PREFILL_EFFICIENCY[engine], peak)
+    u = utilization(gpu, efficiency or PREFILL_EFFICIENCY[engine], peak)
     if mmq_prefill(quant, engine, build):
         mmq_u = MMQ_INT8_SHARE * (SYNC_MMA_SHARE if warpgroup_mma_peak(gpu) else 1.0)
         per_token = (2 * n / (int8_tensor_tops(gpu) * 1e12 * mmq_u)
@@ -680,6 +689,34 @@ def interleaved_prompt_tokens(users: int, prompt: int, output: int) -> tuple[flo
     if users <= 1 or output <= 0:
         return 0.0, 0.0
     return (users - 1) * prompt / output, users * prompt / output
+
+
+def full_load_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
+                     kv_bytes: int, tp: int, engine: str, ep: int, dp_attn: int, prompt: int,
+                     output: int, budget: int) -> float:
+    """Mean seconds per step of vLLM's scheduler under maximum load: `users` sequences (one
+    replica's) decode while the requests that replace finished ones bring users x prompt /
+    output prompt tokens a step on average. It schedules a waiting prompt in chunks of up to
+    `budget` tokens (max_num_batched_tokens; a shorter prompt whole) in each attention group,
+    so where the prompts a step needs are fewer than one chunk, a share of the steps carries a
+    chunk at vLLM's prefill rate under load (VLLM_LOAD_PREFILL_EFFICIENCY) and the steps
+    between decode alone, their weight reads hidden under no prompt's compute; where they are
+    more, every step carries them (the interleaving serve_speed assumes)."""
+    eng = _serving_engine(gpu, engine)
+    rate, _u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng,
+                                    efficiency=VLLM_LOAD_PREFILL_EFFICIENCY)
+    per_step = users * prompt / output if output > 0 else 0.0
+    chunk = min(prompt, budget) * dp_attn
+
+    def step(prefill_tokens: float) -> float:
+        return decode_step_s(spec, gpu, quant=quant, context=context, users=users,
+                             kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn,
+                             prefill_tokens=prefill_tokens, prefill_rate=rate)[0]
+
+    if chunk <= 0 or per_step >= chunk:
+        return step(per_step)
+    share = per_step / chunk
+    return share * step(chunk) + (1 - share) * step(0.0)
 
 
 def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,

@@ -24,7 +24,7 @@ from pathlib import Path
 from engine import ask, catalog
 from engine.memory import FRAGMENTATION
 from engine.parse import parse
-from engine.plan import best_full_load
+from engine.plan import TRTLLM, best_full_load
 from engine.quant import get_quant, gguf_file_bytes, weight_bytes
 from engine.resolve import resolve_model
 from engine.schema import Memory, Plan
@@ -213,6 +213,15 @@ WHY += [
      "Maverick's 17B active parameters; TensorRT-LLM prefills them faster here (the 1k/1k row is "
      "within 3%). Not explained further."),
 ]
+WHY += [
+    ("max_throughput_tokens_per_s", "gpustack-vllm-ascend091-qwen3-30b-a3b-2x910b-tp2-4k200",
+     "vLLM-Ascend 0.9.1's MoE path on the 910B is taken at the vLLM efficiencies of the card's "
+     "datasheet (no published 910B MoE run to fit); the dense Qwen3-8B row on one 910B of the "
+     "same lab lands within 10%. Not explained further."),
+    ("max_throughput_tokens_per_s", "gpustack-vllm0102-gpt-oss-120b-1xh100-4k200",
+     "gpt-oss in MXFP4 on Hopper, over as the TensorRT-LLM MXFP4 rows on Hopper are: vLLM runs "
+     "the experts through Triton MXFP4 kernels that dequantize to bf16."),
+]
 REASONS = {"unpinned": (
     "no gpus= in the query, so the plan is the smallest count that fits (a few GPUs, one server) "
     "while the published run used hundreds to thousands; see the deadline table below")}
@@ -253,10 +262,17 @@ def _as_plan_basis(measured: float, ref: dict, gpus: int) -> tuple[float, str]:
     return measured, "; source for the whole run"
 
 
-def full_load_per_gpu(query: str) -> tuple[float, str]:
+def benchmark_scheduler(framework: str) -> str:
+    """The scheduler a row's benchmark ran under, from its framework line: TensorRT-LLM's, or
+    vLLM's for every other engine (vLLM, vLLM-Ascend, and what names neither)."""
+    return TRTLLM if "tensorrt" in framework.lower() else "vllm"
+
+
+def full_load_per_gpu(query: str, framework: str = "") -> tuple[float, str]:
     """Output tokens/s per GPU under maximum load for a pinned card and count (prompt= and
     output= give the request; users=, where given, the client's concurrency), the sharding a
-    throughput benchmark would tune to (engine.plan.best_full_load)."""
+    throughput benchmark would tune to (engine.plan.best_full_load), under the scheduler of
+    the engine the row names (benchmark_scheduler)."""
     req = parse(query)
     if not (req.gpu and req.gpus and req.prompt and req.output):
         raise ValueError("a full-load row pins gpu=, gpus=, prompt= and output=")
@@ -267,7 +283,8 @@ def full_load_per_gpu(query: str) -> tuple[float, str]:
     req = req.model_copy(update={"context": req.prompt + req.output, "users": 1})
     req, _notes = with_model_defaults(spec, req)
     req, _notes = with_native_format(spec, req)
-    load = best_full_load(spec, req, catalog.gpus()[req.gpu], req.gpus, concurrency)
+    load = best_full_load(spec, req, catalog.gpus()[req.gpu], req.gpus, concurrency,
+                          benchmark_scheduler(framework))
     if load is None:
         raise ValueError("no sharding holds the model")
     return load.tokens_per_s / req.gpus, f"{req.gpus} x {req.gpu} at {load.users} sequences"
@@ -277,7 +294,7 @@ def evaluate(ref: dict) -> Row:
     measured = float(ref["value"]) * UNITS[ref["unit"]]
     try:
         if ref["metric"] == "max_throughput_tokens_per_s":
-            value, how = full_load_per_gpu(ref["query"])
+            value, how = full_load_per_gpu(ref["query"], ref.get("framework", ""))
             return Row(ref, measured, value, (value - measured) / measured, how)
         if ref["metric"] in SPEED_FIELDS:
             plan = ask(ref["query"]).plans[0]

@@ -379,12 +379,12 @@ def test_other_users_prompts_are_prefilled_inside_the_decode_steps() -> None:
 
 def test_full_load_admits_sequences_to_completion_and_reads_them_at_their_mean_length() -> None:
     from engine.parse import parse
-    from engine.plan import Strategy, best_full_load, full_load, sequences_to_completion, users_held
+    from engine.plan import TRTLLM, Strategy, best_full_load, full_load, sequences_to_completion, users_held
     req = parse("llama-3.3-70b inference gpu=h200 gpus=2 tp=2 quant=fp8 kv=fp8 prompt=1024 "
                 "output=8192 context=9216")
     spec, gpu = _spec("llama-3.3-70b"), GPUS["h200"]
     s = Strategy(2, 1, 1, None, "none")
-    load = full_load(spec, req, gpu, 2, s)
+    load = full_load(spec, req, gpu, 2, s, scheduler=TRTLLM)
     at_end = sequences_to_completion(spec, req, s, 2, gpu)
     at_mean = sequences_to_completion(spec, req.model_copy(update={"context": 1024 + 4096}), s,
                                       2, gpu)
@@ -393,7 +393,7 @@ def test_full_load_admits_sequences_to_completion_and_reads_them_at_their_mean_l
     # TensorRT-LLM's pool is 90% of the memory left free, more than vLLM's 90% of the card
     # less the model with 10% of blocks spare
     assert at_end > users_held(spec, req, s, 2, gpu)
-    best = best_full_load(spec, req, gpu, 2)
+    best = best_full_load(spec, req, gpu, 2, scheduler=TRTLLM)
     assert best is not None and best.tokens_per_s >= load.tokens_per_s
     # the throughput reads each sequence's KV at its mean length: fewer tokens/s at the end's
     slower = speed.serve_speed(spec, gpu, quant="fp8", context=9216, users=load.users,
@@ -498,15 +498,91 @@ def test_routed_experts_are_bound_by_their_own_roofline() -> None:
 
 def test_a_published_concurrency_caps_the_sequences_in_flight() -> None:
     from engine.parse import parse
-    from engine.plan import best_full_load
+    from engine.plan import TRTLLM, best_full_load
     req = parse("llama-3.3-70b inference gpu=h200 gpus=2 tp=2 quant=fp8 kv=fp8 prompt=1000 "
                 "output=1000 context=2000")
     spec, gpu = _spec("llama-3.3-70b"), GPUS["h200"]
-    free = best_full_load(spec, req, gpu, 2)
-    capped = best_full_load(spec, req, gpu, 2, concurrency=128)
-    assert free is not None and capped is not None
-    assert capped.users == 128 < free.users
-    assert capped.tokens_per_s < free.tokens_per_s
+    for scheduler in (TRTLLM, "vllm"):
+        free = best_full_load(spec, req, gpu, 2, scheduler=scheduler)
+        capped = best_full_load(spec, req, gpu, 2, concurrency=128, scheduler=scheduler)
+        assert free is not None and capped is not None
+        assert capped.users == 128 < free.users
+        assert capped.tokens_per_s < free.tokens_per_s
+
+
+def test_vllm_picks_its_step_budget_by_card() -> None:
+    from engine import memory
+    budget = {name: memory.vllm_batch_defaults(name, GPUS[name].memory_bytes)
+              for name in ("h100-sxm", "h200", "a100-80gb", "rtx-4090", "ascend-910b")}
+    assert budget["h100-sxm"] == budget["h200"] == (8192, 1024)
+    # A100 is kept at the small budget whatever its memory; small cards by their memory
+    assert budget["a100-80gb"] == budget["rtx-4090"] == budget["ascend-910b"] == (2048, 256)
+
+
+def test_vllm_holds_what_its_own_pool_holds_at_the_mean_live_length() -> None:
+    from engine import memory
+    from engine.parse import parse
+    from engine.plan import Strategy, _cached_components, sequences_to_completion, vllm_sequences
+    req = parse("qwen3-32b inference gpu=h100-sxm gpus=1 quant=bf16 prompt=4000 output=200 "
+                "context=4200")
+    spec, gpu = _spec("qwen3-32b"), GPUS["h100-sxm"]
+    s = Strategy(1, 1, 1, None, "none")
+    held = vllm_sequences(spec, req, s, 1, gpu)
+    c = _cached_components(spec, req, s)
+    pool = (gpu.memory_bytes * 0.9 - c.weights
+            - memory.vllm_profile_peak(spec, tp=1, defaults=memory.VllmBatchDefaults(8192, 1024)))
+    assert held == int(pool // (c.kv_cache / 4200 * 4100))
+    # 90% of the card less a profile of 8,192 tokens and 1,024 sampled rows: fewer than
+    # TensorRT-LLM's 90% of what the model leaves free holds to completion
+    assert 0 < held < sequences_to_completion(spec, req, s, 1, gpu)
+    # a card with the small budget profiles less, so its pool is larger for the same model
+    small = memory.vllm_profile_peak(spec, tp=1, defaults=memory.VllmBatchDefaults(2048, 256))
+    assert small < memory.vllm_profile_peak(spec, tp=1,
+                                           defaults=memory.VllmBatchDefaults(8192, 1024))
+
+
+def test_vllm_prefills_arriving_prompts_in_whole_chunks() -> None:
+    spec, gpu = _spec("qwen3-14b"), GPUS["h100-sxm"]
+    kw = dict(quant="bf16", context=4100, kv_bytes=2, tp=1, engine="vllm", ep=1, dp_attn=1)
+    rate, _u = speed.prefill_tokens_per_s(spec, gpu, quant="bf16", context=4100, tp=1,
+                                          engine="vllm",
+                                          efficiency=speed.VLLM_LOAD_PREFILL_EFFICIENCY)
+
+    def step(users: int, prefill: float) -> float:
+        return speed.decode_step_s(spec, gpu, users=users, prefill_tokens=prefill,
+                                   prefill_rate=rate, **{k: v for k, v in kw.items()
+                                                         if k not in ("ep", "dp_attn")})[0]
+
+    # 60 users bring 60 x 4000 / 200 = 1,200 prompt tokens a step: under one 4,000-token
+    # prompt, so 30% of the steps carry a whole prompt and the rest decode alone
+    bursty = speed.full_load_step_s(spec, gpu, users=60, prompt=4000, output=200, budget=8192,
+                                    **kw)
+    assert bursty == pytest.approx(0.3 * step(60, 4000) + 0.7 * step(60, 0))
+    # spread thin, the prompts' compute would hide the weight reads of every step
+    assert bursty > step(60, 1200)
+    # a budget under the prompt cuts it into budget-sized chunks
+    chunked = speed.full_load_step_s(spec, gpu, users=60, prompt=4000, output=200, budget=2048,
+                                     **kw)
+    assert chunked == pytest.approx(1200 / 2048 * step(60, 2048) + (1 - 1200 / 2048) * step(60, 0))
+    # more prompt tokens a step than one chunk: every step carries them
+    crowded = speed.full_load_step_s(spec, gpu, users=600, prompt=1000, output=200, budget=2048,
+                                     **kw)
+    assert crowded == pytest.approx(step(600, 3000))
+    # vLLM's prefill under load runs below the share a lone prompt is given
+    assert rate < speed.prefill_tokens_per_s(spec, gpu, quant="bf16", context=4100, tp=1,
+                                             engine="vllm")[0]
+
+
+def test_the_vllm_scheduler_holds_fewer_sequences_and_serves_fewer_tokens_on_a_full_card() -> None:
+    from engine.parse import parse
+    from engine.plan import TRTLLM, best_full_load
+    req = parse("qwen3-32b inference gpu=h100-sxm gpus=1 quant=bf16 prompt=4000 output=200 "
+                "context=4200")
+    spec, gpu = _spec("qwen3-32b"), GPUS["h100-sxm"]
+    trt = best_full_load(spec, req, gpu, 1, scheduler=TRTLLM)
+    vllm = best_full_load(spec, req, gpu, 1, scheduler="vllm")
+    assert trt is not None and vllm is not None
+    assert vllm.users < trt.users and vllm.tokens_per_s < trt.tokens_per_s
 
 
 def test_expert_tiles_waste_half_a_tile_and_never_help() -> None:

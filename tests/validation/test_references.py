@@ -207,3 +207,13 @@ def test_unpinned_gpu_hours_are_also_judged_at_the_deadline_count(report) -> Non
     half = ask(f"{ref['query']} gpus={row.gpus // 2}").plans[0]
     assert half.speed.train_gpu_hours / (row.gpus // 2) > report.DEADLINE_DAYS * 24
     assert report.at_deadline({**ref, "query": ref["query"] + " gpus=64"}) is None
+
+
+def test_a_full_load_row_runs_under_the_scheduler_its_framework_names(report) -> None:
+    assert report.benchmark_scheduler("TensorRT-LLM, PyTorch backend, FP8") == "trtllm"
+    for framework in ("vLLM v0.11.0, `vllm serve Qwen/Qwen3-14B`", "vLLM-Ascend v0.9.1", ""):
+        assert report.benchmark_scheduler(framework) == "vllm"
+    query = "qwen3-32b inference gpu=h100-sxm gpus=1 quant=bf16 prompt=4000 output=200"
+    trt, _how = report.full_load_per_gpu(query, "TensorRT-LLM")
+    vllm, _how = report.full_load_per_gpu(query, "vLLM v0.11.0")
+    assert vllm < trt
