@@ -108,9 +108,7 @@ def _line(item: str, per: float | None, total: float | None, unit: str, text: st
 
 def step_tokens(req: Request, gpus: int) -> int:
     """Tokens per optimizer step, as engine/speed.py counts them."""
-    if req.spec.pretraining:
-        return max(speed.GLOBAL_BATCH_TOKENS["pretrain"], speed.PRETRAIN_TOKENS_PER_GPU * gpus)
-    return speed.GLOBAL_BATCH_TOKENS["finetune"]
+    return speed.global_batch_tokens(req.spec, gpus, req.tokens)
 
 
 def nic_gbps(gpu: GpuSpec) -> int:

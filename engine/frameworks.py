@@ -40,6 +40,7 @@ class Framework(NamedTuple):
 # Execution models: (hf_modules, sharding, deepep, launch) as Framework's fields say them
 _MODELS: dict[str, tuple[bool, str, bool, str]] = {
     "megatron": (False, "megatron", False, "megatron"),
+    "megatron-flex": (False, "megatron", True, "megatron"),
     "fsdp2-deepep": (False, "fsdp", True, "megatron"),
     "fsdp2": (False, "fsdp", False, "megatron"),
     "hf-fsdp": (True, "fsdp", False, "llamafactory"),
@@ -48,6 +49,9 @@ _MODELS: dict[str, tuple[bool, str, bool, str]] = {
 _ROWS = (
     ("megatron", "megatron", N_("Megatron-LM / Megatron-Core (grouped GEMM, alltoall token "
                                 "dispatcher, distributed optimizer)")),
+    ("megatron-deepep", "megatron-flex", N_("Megatron-LM / Megatron-Core with the flex token "
+                                            "dispatcher (DeepEP or HybridEP kernels), "
+                                            "distributed optimizer")),
     ("nemo-automodel", "fsdp2-deepep", N_("NeMo AutoModel (PyTorch FSDP2, grouped GEMM, DeepEP "
                                           "token dispatch)")),
     ("torchtitan", "fsdp2", N_("torchtitan (PyTorch FSDP2, grouped GEMM, NCCL all-to-all token "
@@ -72,6 +76,8 @@ FRAMEWORK_ALIASES = {
     "megatron-lm": "megatron", "megatron-core": "megatron", "mcore": "megatron",
     "megatron-bridge": "megatron", "nemo": "megatron", "megatron-swift": "megatron",
     "ms-swift-megatron": "megatron", "swift-megatron": "megatron",
+    "megatron-flex": "megatron-deepep", "megatron-hybridep": "megatron-deepep",
+    "mcore-deepep": "megatron-deepep", "megatron-bridge-deepep": "megatron-deepep",
     "automodel": "nemo-automodel", "nemo_automodel": "nemo-automodel",
     "titan": "torchtitan", "fsdp2": "fsdp", "torchtune": "fsdp", "accelerate": "hf",
     "transformers": "hf", "huggingface": "hf", "trl": "hf", "hf-trainer": "hf",
@@ -84,6 +90,9 @@ FRAMEWORK_ALIASES = {
 FRAMEWORK_WORDS: tuple[tuple[str, str, str], ...] = (
     (r"\b(?:ms[- ]?)?swift\s*(?:的|'s|in|with)?\s*megatron(?:\s*(?:mode|backend|模式|后端))?|"
      r"\bmegatron[- ]swift\b|\bmegatron\s+sft\b", "megatron", "ms-swift megatron"),
+    (r"\b(?:megatron(?:[- ](?:lm|core|bridge))?|mcore)\s*(?:with|\+|和|配|用)?\s*(?:the\s+)?"
+     r"(?:deep\s?ep|hybrid[- ]?ep|flex(?:\s+(?:token\s+)?dispatcher)?)\b", "megatron-deepep",
+     "megatron deepep"),
     (r"\bmegatron(?:[- ](?:lm|core|bridge))?\b|\bmcore\b", "megatron", "megatron"),
     (r"\bnemo[- ]?automodel\b|\bautomodel\b", "nemo-automodel", "nemo automodel"),
     (r"\btorch\s?titan\b", "torchtitan", "torchtitan"),

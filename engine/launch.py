@@ -385,7 +385,8 @@ def megatron_launch(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> 
         words += ["--sequence-parallel"]
     if s.cp > 1:
         words += ["--context-parallel-size", s.cp]
-    if (s.zero or 0) >= 3 and s.framework != "megatron":
+    sharding = FRAMEWORKS[s.framework].sharding if s.framework else "megatron"
+    if (s.zero or 0) >= 3 and sharding != "megatron":
         words += ["--use-torch-fsdp2"]  # FSDP2 full shard, as torchtitan and NeMo AutoModel run
     elif (s.zero or 0) >= 1:
         words += ["--use-distributed-optimizer"]
@@ -491,7 +492,8 @@ def launch_for(spec: ModelSpec, req: Request, plan: Plan, gpu: GpuSpec) -> list[
 
 def _framework_note(fw: Framework, written: str) -> str | None:
     """What the command below is to a framework gpusize writes no config for."""
-    if fw.name in ("megatron", "llama-factory", "unsloth") or fw.name == written:
+    if fw.name in ("megatron", "megatron-deepep", "llama-factory", "unsloth") \
+            or fw.name == written:
         return None
     return _("gpusize writes no {framework} recipe: the {engine} command below runs the same "
              "plan (parallel sizes, micro-batch, accumulation, recomputation) and is what the "

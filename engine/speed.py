@@ -183,6 +183,19 @@ QLORA_DEQUANT_BYTES = 16.0
 # per GPU); a fine-tuning run of 128 sequences x 2k tokens is 256k.
 GLOBAL_BATCH_TOKENS = {"pretrain": 4_000_000, "finetune": 262_144}
 PRETRAIN_TOKENS_PER_GPU = 1024
+# A long run steps larger: published pre-training runs take 100k-1M optimizer steps (GPT-3 94k
+# at 3.2M tokens, DeepSeek-V3 ~235k ramping to 63M (15,360 x 4,096), Llama 2 500k at 4M), so
+# a run of T tokens steps at T / 500k tokens at least.
+MAX_PRETRAIN_STEPS = 500_000
+
+
+def global_batch_tokens(method: MethodSpec, gpus: int, tokens: float | None = None) -> int:
+    """Tokens per optimizer step: fine-tuning's 256k; pre-training's 4M, 1k a GPU on large
+    clusters, and the size that keeps a `tokens` run within MAX_PRETRAIN_STEPS."""
+    if not method.pretraining:
+        return GLOBAL_BATCH_TOKENS["finetune"]
+    return max(GLOBAL_BATCH_TOKENS["pretrain"], PRETRAIN_TOKENS_PER_GPU * gpus,
+               int((tokens or 0) // MAX_PRETRAIN_STEPS))
 # Communication hides under this share of the compute it runs beside; the rest is exposed.
 # ZeRO-3/FSDP prefetches each layer's weights under the previous layer's forward or backward
 # and reduce-scatters under the backward, so its traffic hides under all of it; DDP/ZeRO-1/2
@@ -948,10 +961,10 @@ def moe_framework(gpu: GpuSpec, *, tp: int, pp: int, ep: int, fp8: bool = False,
     fw = framework_for(framework, tp=tp, pp=pp, ep=ep)
     if fw.hf_modules:
         return MoeFramework.transformers
-    if fw.deepep and ep > 1 and deepep_runs(gpu):
-        return MoeFramework.deepep
     if fw.sharding == "megatron" and ep > GPUS_PER_SERVER and deepep_runs(gpu):
         return MoeFramework.dualpipe if fp8 else MoeFramework.deepep
+    if fw.deepep and ep > 1 and deepep_runs(gpu):
+        return MoeFramework.deepep
     return MoeFramework.megatron
 
 
@@ -1087,10 +1100,7 @@ def train_speed(spec: ModelSpec, gpu: GpuSpec, *, gpus: int, method: MethodSpec,
     # parameter once per optimizer step, spread over the accumulated micro-batches; ZeRO-3 also
     # all-gathers the weights in forward and backward and reduce-scatters every micro-batch
     # (3 x 2 bytes, not amortized). The frozen LoRA base is gathered too under ZeRO-3.
-    if method.pretraining:
-        global_tokens = max(GLOBAL_BATCH_TOKENS["pretrain"], PRETRAIN_TOKENS_PER_GPU * gpus)
-    else:
-        global_tokens = GLOBAL_BATCH_TOKENS["finetune"]
+    global_tokens = global_batch_tokens(method, gpus, tokens)
     accumulation = max(1, round(global_tokens / (dp * tokens_step)))
     comm_s = 0.0
     gathered_share = 0.0

@@ -144,11 +144,12 @@ WHY += [
      "queried with the fine-tuning default, full recomputation): the blog gives neither the "
      "recomputation nor the global batch; its benchmark table's pre-training run of the same "
      "model and server (full recomputation, 4 sequences a micro-batch) lands at +16%"),
-    ("train_tokens_per_s", "nemo-automodel-h100x*-deepseek-v3-*",
+    ("train_tokens_per_s", "*deepseek-v3*-ep[36]*",
      "DeepEP across servers is counted at top-k copies a token through each GPU's NIC (the 43-58 "
      "GB/s of RDMA its README measures). Its normal kernels send a token once to each server its "
-     "experts are on and fan it out over NVLink; counted that way these two rows land at -3% and "
-     "-1%, but Kimi K2 at EP 32 (+32%), gpt-oss-120b at EP 64 (+33%) and Megatron-Bridge's "
+     "experts are on and fan it out over NVLink, which DeepSeek-V3's group-limited routing (4 "
+     "of 8 groups) keeps to few servers; counted that way NeMo AutoModel's two rows land at -3% "
+     "and -1%, but Kimi K2 at EP 32 (+32%), gpt-oss-120b at EP 64 (+33%) and Megatron-Bridge's "
      "Qwen3-30B-A3B at EP 16 (+108%) go over, so the per-copy rate stays (tried 2026-12-03)"),
     ("train_tokens_per_s", "ms-swift-a800x16-qwen3-30b-a3b-zero3",
      "DeepSpeed ZeRO-3 over Hugging Face modules (framework=ms-swift) gathers each expert's three "

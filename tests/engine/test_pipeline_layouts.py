@@ -65,3 +65,32 @@ def test_expert_gradients_reduce_over_their_own_group_only() -> None:
               zero=1, tp=1, tokens=None, trainable=spec.params, framework="megatron")
     assert "traffic 0.00 s" in speed.train_speed(spec, h100, ep=64, **kw).detail
     assert "traffic 0.00 s" not in speed.train_speed(spec, h100, ep=8, **kw).detail
+
+
+def test_megatron_with_deepep_is_a_framework_of_its_own() -> None:
+    """Megatron-Core's flex dispatcher (DeepEP / HybridEP) at every EP size on Hopper-class
+    cards, as Megatron-Bridge's 26.x Qwen3-30B-A3B recipes run it; plain Megatron keeps its
+    alltoall dispatcher inside a server."""
+    assert parse("qwen3-30b-a3b pretrain framework=megatron-hybridep").framework == \
+        "megatron-deepep"
+    assert parse("train qwen3-30b-a3b with megatron + deepep on 16 h100").framework == \
+        "megatron-deepep"
+    assert parse("train qwen3-30b-a3b with megatron on 16 h100").framework == "megatron"
+    h100, a800 = GPUS["h100-sxm"], GPUS["a800"]
+    assert speed.moe_framework(h100, tp=1, pp=1, ep=8, framework="megatron-deepep") == "deepep"
+    assert speed.moe_framework(h100, tp=1, pp=1, ep=8, framework="megatron") == "megatron"
+    assert speed.moe_framework(a800, tp=1, pp=1, ep=8, framework="megatron-deepep") == \
+        "megatron"  # no DeepEP on Ampere
+    plan = ask("qwen3-30b-a3b pretrain gpu=b200 gpus=8 seq=4096 batch=4 checkpointing=none "
+               "tp=1 ep=8 framework=megatron-deepep").plans[0]
+    assert "DeepEP" in plan.speed.detail
+
+
+def test_a_long_pre_training_run_steps_larger() -> None:
+    """DeepSeek-V3's 14.8T tokens stepped at up to 63M tokens (~235k steps): a run's global
+    batch keeps it within 500k optimizer steps, so its gradient sync is amortized as it was."""
+    pre = method("pretrain")
+    assert speed.global_batch_tokens(pre, 8) == 4_000_000
+    assert speed.global_batch_tokens(pre, 16_384) == 16_384 * 1024
+    assert speed.global_batch_tokens(pre, 2048, 14.8e12) == int(14.8e12 // 500_000)
+    assert speed.global_batch_tokens(method("full-finetune"), 2048, 14.8e12) == 262_144
