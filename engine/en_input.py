@@ -13,6 +13,7 @@ import re
 from engine import datasize, numbers
 from engine.frameworks import FRAMEWORK_WORDS
 from engine.phrases import (
+    BARE_LENGTH,
     CARD,
     SERVER_GPUS,
     Phrase,
@@ -337,4 +338,4 @@ FILLER = Phrase((r"(?<![\w-])(?:how\s+(?:much|many)\s+(?:gpu\s+)?(?:memory|vram|
 
 def rewrite(rw: Rewrite) -> Rewrite:
     """Run the English table over a text being rewritten."""
-    return rw.run((*EN_PHRASES, FILLER))
+    return rw.run((*EN_PHRASES, BARE_LENGTH, FILLER))

@@ -58,6 +58,19 @@ def number(m: re.Match[str]) -> str | None:
     return numbers.value(m.group("n"), m.groupdict().get("u"))
 
 
+# A bare length the way teams write a window ("40 users, 16k, first token under 2 s"; "qlora
+# 70b, 8k, on one A100"): a power-of-two count of thousands with no word of its own is the
+# context (a training run takes it as its sequence length, as it does context=). Last in each
+# table, so money, people, rows and the rest claim their numbers first.
+BARE_LENGTH = keyed(
+    # "for 32k", "under 64k": an amount of money, left for the asker to say what it is
+    r"(?<![\w$¥￥.,/=:-])(?<!for )(?<!under )(?<!within )(?<!spend )(?<!cost )(?<!costs )(?<!pay )"
+    r"(?<!budget )(?<!price )(?P<n>2|4|8|16|32|64|128|256|512)\s*(?P<u>[kK])(?![\w.%])"
+    r"(?!\s*(?:budget|usd|cny|rmb|yuan|dollars?|bucks|requests?|users?|people|tokens?|samples?|"
+    r"rows|examples?|steps?|qps|rps|a\s+day|/day|per\b|元|块|条|人|个|次|张|卡|台|万|美元|刀))",
+    "context", number, "40 users, 16k")
+
+
 # -- set aside ----------------------------------------------------------------------------------
 
 # a set-aside token stands in the text as private-use characters, no digit or letter in them for
