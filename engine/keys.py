@@ -276,6 +276,9 @@ KEYS: dict[str, tuple[str, Converter, str]] = {
              "full|chunked|fused"),
     "fused_step": ("fused_step", lambda k, v: _flag(k, v), "true|false"),
     "compile": ("compile", lambda k, v: _flag(k, v), "true|false"),
+    "packing": ("packing", lambda k, v: _flag(k, v),
+                N_("true|false: every batch of one length (packed or fixed-length sequences), "
+                   "or SFT samples of varying length (Hugging Face trainers' default)")),
     "engine": ("engine", lambda k, v: _choice(k, v, ("vllm", "transformers", "llama.cpp"),
                                               {"hf": "transformers", "llamacpp": "llama.cpp",
                                                "ollama": "llama.cpp"}),
@@ -338,7 +341,7 @@ KEY_ALIASES = {
     "replica": "replicas", "first_token": "ttft", "time_to_first_token": "ttft",
     "gpu_memory_utilization": "gpu_util", "mem_util": "gpu_util",
     "optimizer_in_bwd": "fused_step", "fused": "fused_step",
-    "torch_compile": "compile", "backend": "engine",
+    "torch_compile": "compile", "packed": "packing", "sample_packing": "packing", "backend": "engine",
     "trainer": "framework", "training_framework": "framework", "fw": "framework",
     # the names training and serving configs give them (LLaMA-Factory, HF Trainer, vLLM)
     "cutoff_len": "seq", "max_length": "seq", "per_device_train_batch_size": "batch",

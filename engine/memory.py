@@ -291,6 +291,26 @@ LOSS_CHUNKS = 8  # torchtune's CEWithChunkedOutputLoss default num_output_chunks
 FULL_LOSS_BYTES_PER_LOGIT = 4 + 4 + 4  # see logits(): three fp32 s x b x V tensors at the peak
 
 
+# Every logits-sized (s x b x V) buffer one training step of a Hugging Face Transformers causal
+# LM creates, in bytes per logit (transformers 4.36-4.45 LlamaForCausalLM.forward and the Trainer
+# under accelerate's bf16 autocast; 4.46+ ForCausalLMLoss upcasts inside the loss the same way):
+# forward, the head's bf16 output, its fp32 upcast (logits.float()), the shifted contiguous copy
+# (logits[..., :-1, :]) and F.cross_entropy's log-softmax; backward, nll_loss's dense gradient,
+# log-softmax's gradient, the slice's zero-filled gradient of the unshifted shape and its cast
+# back to bf16 for the head's matmul. At most 12 of these 28 bytes are alive at once
+# (FULL_LOSS_BYTES_PER_LOGIT), but over SFT batches of varying length PyTorch's caching
+# allocator (no expandable segments, its default) keeps each in a block of its own: a block
+# freed after a shorter batch, split since by smaller tensors, cannot hold the next longer
+# batch's buffer, so the longest batch adds new segments for all of them and the reserve keeps
+# them. Where every batch has one shape (packed or fixed-length sequences) the blocks are reused
+# and only the 12 bytes alive count.
+HF_STEP_LOGIT_BUFFERS: tuple[tuple[str, int], ...] = (
+    ("head output, bf16", 2), ("fp32 upcast", 4), ("shifted copy", 4), ("log-softmax", 4),
+    ("nll_loss gradient", 4), ("log-softmax gradient", 4), ("unshifted zero-filled gradient", 4),
+    ("gradient cast to bf16", 2))
+HF_VARIED_LENGTH_BYTES_PER_LOGIT = sum(size for _name, size in HF_STEP_LOGIT_BUFFERS)
+
+
 def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full") -> float:
     # Output logits s*b*V at the loss's peak. An unfused fp32 cross-entropy (HF Transformers'
     # loss on logits.float(), torchtune's without chunks) peaks at 12 bytes per logit when
@@ -305,6 +325,18 @@ def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full"
         return fused_loss_bytes(spec, tokens=seq * batch) / tp
     per_logit = 2 + 8 / LOSS_CHUNKS if loss == "chunked" else FULL_LOSS_BYTES_PER_LOGIT
     return seq * batch * spec.vocab * per_logit / tp
+
+
+def logit_blocks_kept(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str,
+                      varied_lengths: bool) -> float:
+    """Bytes the caching allocator holds reserved beyond the loss's live peak: with an unfused
+    loss over batches of varying length, every logits-sized buffer of the step
+    (HF_STEP_LOGIT_BUFFERS) less the 12 bytes logits() counts alive. Reserved, not allocated:
+    torch.cuda.max_memory_reserved and nvidia-smi see it, max_memory_allocated does not."""
+    if loss != "full" or not varied_lengths:
+        return 0.0
+    kept = HF_VARIED_LENGTH_BYTES_PER_LOGIT - FULL_LOSS_BYTES_PER_LOGIT
+    return seq * batch * spec.vocab * kept / tp
 
 
 def fused_loss_chunk(spec: ModelSpec, tokens: int) -> int:

@@ -122,6 +122,9 @@ class Components(NamedTuple):
     detail: Callable[[], tuple[tuple[str, str], ...]]
     reused: float = 0.0
     allocated: float = 0.0  # the sum less `reused`: set by _components()
+    # blocks the caching allocator keeps reserved beyond the live tensors (not in `allocated`):
+    # the logits-sized buffers of steps of varying length (memory.logit_blocks_kept)
+    reserve: float = 0.0
 
 
 def _gib(value: float) -> str:
@@ -189,6 +192,8 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
                               targets=req.targets, rank=req.rank, compiled=req.compile,
                               offloaded=s.offload == "activations")
     logit = memory.logits(spec, seq=seq, batch=req.batch, tp=s.tp, loss=req.loss)
+    kept = memory.logit_blocks_kept(spec, seq=seq, batch=req.batch, tp=s.tp, loss=req.loss,
+                                    varied_lengths=varied_lengths(req, s))
     dequant = 0.0
     if req.spec.quantized_base:
         # bitsandbytes dequantizes each NF4 matrix to bf16 for its matmul (forward and
@@ -212,7 +217,18 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
 
     return _components(weights=weights + gather, gradients=grads, optimizer=optim,
                        activations=pipelined_peak(acts, logit, s.pp) + dequant, kv_cache=0.0,
-                       host=host, detail=detail, reused=reused)
+                       host=host, detail=detail, reused=reused, reserve=kept)
+
+
+def varied_lengths(req: Request, s: Strategy) -> bool:
+    """Whether the training batches vary in length: Hugging Face trainers (LLaMA-Factory,
+    ms-swift, TRL) pad each batch of SFT samples to its longest, cut at seq; Megatron,
+    torchtitan and any pre-training run packed fixed-length sequences. packing= says which."""
+    if req.packing is not None:
+        return not req.packing
+    if req.method == "pretrain":  # pre-training packs documents into full-length sequences
+        return False
+    return framework_for(req.framework, tp=s.tp, pp=s.pp, ep=s.ep, cp=s.cp).hf_modules
 
 
 def pipelined_peak(acts: float, logit: float, pp: int) -> float:
@@ -409,6 +425,9 @@ def build_memory(c: Components, req: Request, s: Strategy, gpus: int, gpu: GpuSp
     ctx, nccl, frag = memory.overhead(c.allocated, gpus=group, engine=engine)
     total = c.allocated + ctx + nccl + frag
     verdict = verdict_of(total, gpu.memory_bytes, req, s, gpus)
+    # the allocator's cache grows into what the card has free and is handed back when an
+    # allocation would fail, so it shows in the reserved peak but never decides the fit
+    reserve = min(c.reserve, max(0.0, gpu.memory_bytes - total))
     detail = dict(c.detail())
     # the parts, then their sum: the figure the overhead bar shows
     detail["overhead"] = (
@@ -418,6 +437,13 @@ def build_memory(c: Components, req: Request, s: Strategy, gpus: int, gpu: GpuSp
             share=memory.FRAGMENTATION, size=_gib(frag)) if frag
            else _(" ({engine}: static buffers, no caching allocator)").format(engine=engine))
         + (_(" = {size}").format(size=_gib(ctx + nccl + frag)) if nccl or frag else ""))
+    if c.reserve:
+        detail["reserve"] = _(
+            "{size} more reserved by the caching allocator, not in the total: over batches of "
+            "varying length it keeps every logits-sized buffer of a Hugging Face step (28 B per "
+            "logit, 12 alive at once), up to what the card has free, and hands them back when "
+            "an allocation would fail (torch.cuda.max_memory_reserved and nvidia-smi show "
+            "them; none with packing=true)").format(size=_gib(reserve))
     share = memory.usable_share(engine, req.gpu_util)
     if share < 1:
         detail["usable"] = _("{engine} takes gpu_memory_utilization {share:g} of the card"
@@ -427,7 +453,7 @@ def build_memory(c: Components, req: Request, s: Strategy, gpus: int, gpu: GpuSp
     return Memory.build(
         weights=round(c.weights), gradients=round(c.gradients), optimizer=round(c.optimizer),
         activations=round(c.activations), kv_cache=round(c.kv_cache),
-        overhead=round(ctx + nccl + frag), reused=round(c.reused),
+        overhead=round(ctx + nccl + frag), reserve=round(reserve), reused=round(c.reused),
         total=round(total), headroom=round(total * req.headroom),
         capacity=gpu.memory_bytes, usable=round(gpu.memory_bytes * share),
         fits=verdict == "fits", verdict=verdict, host_offload=round(c.host), detail=detail)

@@ -145,6 +145,9 @@ class Request(BaseModel):
     loss: Loss = "full"
     fused_step: bool = False
     compile: bool = False
+    # Training batches of one length (packed or fixed-length sequences: True) or SFT samples of
+    # varying length padded per batch (False); None: as the framework does (memory.logits)
+    packing: bool | None = None
     engine: Engine | None = None
     # llama.cpp's quantized matmuls: int8 tensor cores (MMQ, builds since June 2024; None) or
     # dequantized to fp16 for cuBLAS (older builds, GGML_CUDA_FORCE_CUBLAS)

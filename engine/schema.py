@@ -98,6 +98,11 @@ class Memory(_Doc):
     activations: int
     kv_cache: int
     overhead: int
+    # blocks PyTorch's caching allocator keeps reserved beyond the live tensors, up to what the
+    # card has free: a reserved peak and nvidia-smi see them on top of total; released when an
+    # allocation would fail, so not in total and not in the verdict
+    reserve: int = Field(0, description="allocator cache beyond total on this card (shown by "
+                                        "max_memory_reserved and nvidia-smi, not needed to fit)")
     reused: int = Field(0, description="gradient and activation bytes never live at once")
     total: int = Field(description="the six components above minus reused: the peak")
     headroom: int = Field(description="margin kept free: total x headroom fraction")

@@ -64,6 +64,8 @@ def breakdown(plan: Plan) -> list[str]:
     lines.append(row("total", _bar(m.total + m.headroom, m.capacity, "▓"),
                      gib(m.total + m.headroom)) + f" / {gib(m.capacity)}")
     lines.append(f"  {fit_line(plan)}")
+    if m.reserve and "reserve" in m.detail:  # the cache a reserved peak shows beyond the total
+        lines.append(f"  {m.detail['reserve']}")
     if m.host_offload:
         lines.append(_("  host RAM for offloaded states: {size} per GPU").format(
             size=gib(m.host_offload)))

@@ -244,10 +244,10 @@ def _memory_as_measured(mem: Memory, measured_by: str) -> tuple[float, str]:
     components = (mem.weights + mem.gradients + mem.optimizer + mem.activations + mem.kv_cache
                   - mem.reused)
     if "reserved" in how:
-        return components * (1 + FRAGMENTATION), "allocated + fragmentation"
+        return components * (1 + FRAGMENTATION) + mem.reserve, "allocated + fragmentation"
     if any(word in how for word in ("allocated", "active", "torch.cuda", "torchtune")):
         return components, "allocated (no context, NCCL, fragmentation)"
-    return mem.total, "total incl. CUDA context and NCCL"
+    return mem.total + mem.reserve, "total incl. CUDA context and NCCL"
 
 
 def _as_plan_basis(measured: float, ref: dict, gpus: int) -> tuple[float, str]:

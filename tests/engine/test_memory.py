@@ -291,3 +291,68 @@ def test_attention_recompute_sizes_as_none(model: str) -> None:
         memory.activations(spec, checkpointing="none", **common)
     assert memory.activations(spec, checkpointing="selective", **common) < \
         memory.activations(spec, checkpointing="attention", **common)
+
+
+
+def test_varied_lengths_keep_every_logits_sized_buffer_of_a_hugging_face_step() -> None:
+    # forward: bf16 head output 2, fp32 upcast 4, shifted copy 4, log-softmax 4; backward:
+    # nll_loss gradient 4, log-softmax gradient 4, the slice's zero-filled gradient 4, its bf16
+    # cast 2. 12 of them are alive at once; over batches of varying length all 28 stay reserved.
+    assert memory.HF_VARIED_LENGTH_BYTES_PER_LOGIT == 28
+    kept = memory.logit_blocks_kept(LLAMA8B, seq=4096, batch=1, tp=1, loss="full",
+                                    varied_lengths=True)
+    alive = memory.logits(LLAMA8B, seq=4096, batch=1, tp=1)
+    assert kept + alive == 4096 * 128_256 * 28
+    assert memory.logit_blocks_kept(LLAMA8B, seq=4096, batch=1, tp=2, loss="full",
+                                    varied_lengths=True) == kept / 2
+    # one shape every step: the blocks are reused; chunked and fused losses never hold
+    # whole-vocabulary buffers
+    assert memory.logit_blocks_kept(LLAMA8B, seq=4096, batch=1, tp=1, loss="full",
+                                    varied_lengths=False) == 0
+    for loss in ("chunked", "fused"):
+        assert memory.logit_blocks_kept(LLAMA8B, seq=4096, batch=1, tp=1, loss=loss,
+                                        varied_lengths=True) == 0
+
+
+
+def _reserve(question: str) -> tuple[int, int]:
+    """(allocator cache beyond the total, total) of the first plan's memory."""
+    from engine import ask
+    m = ask(question).plans[0].memory
+    assert m.total + m.reserve <= m.capacity  # the cache grows only into what the card has free
+    return m.reserve, m.total
+
+
+@pytest.mark.parametrize("method", ["lora", "qlora"])
+def test_hugging_face_sft_batches_vary_unless_packed(method: str) -> None:
+    """Hugging Face trainers (the default data-parallel framework) pad SFT samples of varying
+    length per batch: the allocator keeps 16 bytes per logit beyond the live peak, which
+    packed, fixed-length batches reuse. The cache is handed back under pressure, so the total
+    and the verdict do not include it."""
+    from engine import catalog
+    spec = catalog.models()["qwen2.5-7b"]
+    base = f"qwen2.5-7b {method} gpu=h200 gpus=1 seq=8192 batch=1 checkpointing=full"
+    (reserve, total), (none, packed_total) = _reserve(base), _reserve(base + " packing=true")
+    assert reserve == pytest.approx(8192 * spec.vocab * 16, rel=1e-6) and none == 0
+    assert total == packed_total
+    assert _reserve(base + " packing=false") == _reserve(base + " framework=ms-swift") == \
+        (reserve, total)
+    full = _reserve(base.replace(method, "full-finetune"))[0]
+    assert 0 < full <= reserve  # the same buffers, capped by what the states leave free
+
+
+def test_the_cache_fills_at_most_the_free_card() -> None:
+    from engine import ask
+    for seq in (2048, 4096, 8192):  # Yi-34B LoRA on one A100 80GB: the cache meets the card
+        m = ask(f"yi-1.5-34b lora gpu=a100-80gb gpus=1 seq={seq} rank=8 targets=attn "
+                "checkpointing=full").plans[0].memory
+        free = max(0, m.capacity - m.total)
+        assert m.reserve == pytest.approx(min(seq * 64_000 * 16, free), abs=1)
+    assert m.reserve == 0  # at 8k the need alone is over the card
+
+
+def test_pretraining_and_megatron_run_fixed_length_sequences() -> None:
+    for question in ("llama-3.1-8b pretrain gpu=h200 gpus=8 seq=8192 zero=3",
+                     "llama-3.1-8b lora gpu=h200 gpus=8 seq=8192 framework=megatron"):
+        assert _reserve(question)[0] == 0
+        assert _reserve(question + " packing=false")[0] > 0
