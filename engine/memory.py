@@ -311,7 +311,17 @@ HF_STEP_LOGIT_BUFFERS: tuple[tuple[str, int], ...] = (
 HF_VARIED_LENGTH_BYTES_PER_LOGIT = sum(size for _name, size in HF_STEP_LOGIT_BUFFERS)
 
 
-def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full") -> float:
+# A compiled unfused loss (torch.compile over F.cross_entropy(logits.float(), labels): torchtitan
+# compiles its loss with the model since 2025, torchtune with compile=True, the HF Trainer's
+# torch_compile compiles the forward that computes it): inductor fuses the upcast, log-softmax
+# and gather into reductions that keep a per-token log-sum-exp, and backward writes the gradient
+# straight in bf16, so the step's only logits-sized buffers are the bf16 logits it saves (2) and
+# their bf16 gradient (2).
+COMPILED_LOSS_BYTES_PER_LOGIT = 2 + 2
+
+
+def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full",
+           compiled: bool = False) -> float:
     # Output logits s*b*V at the loss's peak. An unfused fp32 cross-entropy (HF Transformers'
     # loss on logits.float(), torchtune's without chunks) peaks at 12 bytes per logit when
     # backward starts, with every block's activations still saved: the log-softmax kept from
@@ -323,17 +333,23 @@ def logits(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str = "full"
     # chunking alone.
     if loss == "fused":
         return fused_loss_bytes(spec, tokens=seq * batch) / tp
-    per_logit = 2 + 8 / LOSS_CHUNKS if loss == "chunked" else FULL_LOSS_BYTES_PER_LOGIT
-    return seq * batch * spec.vocab * per_logit / tp
+    return seq * batch * spec.vocab * loss_bytes_per_logit(loss, compiled=compiled) / tp
+
+
+def loss_bytes_per_logit(loss: str, *, compiled: bool) -> float:
+    """Bytes alive per logit at the peak of a chunked or unfused (eager or compiled) loss."""
+    if loss == "chunked":
+        return 2 + 8 / LOSS_CHUNKS
+    return COMPILED_LOSS_BYTES_PER_LOGIT if compiled else FULL_LOSS_BYTES_PER_LOGIT
 
 
 def logit_blocks_kept(spec: ModelSpec, *, seq: int, batch: int, tp: int, loss: str,
-                      varied_lengths: bool) -> float:
+                      varied_lengths: bool, compiled: bool = False) -> float:
     """Bytes the caching allocator holds reserved beyond the loss's live peak: with an unfused
     loss over batches of varying length, every logits-sized buffer of the step
     (HF_STEP_LOGIT_BUFFERS) less the 12 bytes logits() counts alive. Reserved, not allocated:
     torch.cuda.max_memory_reserved and nvidia-smi see it, max_memory_allocated does not."""
-    if loss != "full" or not varied_lengths:
+    if loss != "full" or not varied_lengths or compiled:  # compiled: both buffers alive
         return 0.0
     kept = HF_VARIED_LENGTH_BYTES_PER_LOGIT - FULL_LOSS_BYTES_PER_LOGIT
     return seq * batch * spec.vocab * kept / tp

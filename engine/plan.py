@@ -191,9 +191,10 @@ def _training(spec: ModelSpec, req: Request, s: Strategy) -> Components:
                               checkpointing=req.checkpointing_mode, adapters=req.spec.adapters,
                               targets=req.targets, rank=req.rank, compiled=req.compile,
                               offloaded=s.offload == "activations")
-    logit = memory.logits(spec, seq=seq, batch=req.batch, tp=s.tp, loss=req.loss)
+    logit = memory.logits(spec, seq=seq, batch=req.batch, tp=s.tp, loss=req.loss,
+                          compiled=req.compile)
     kept = memory.logit_blocks_kept(spec, seq=seq, batch=req.batch, tp=s.tp, loss=req.loss,
-                                    varied_lengths=varied_lengths(req, s))
+                                    varied_lengths=varied_lengths(req, s), compiled=req.compile)
     dequant = 0.0
     if req.spec.quantized_base:
         # bitsandbytes dequantizes each NF4 matrix to bf16 for its matmul (forward and
@@ -272,7 +273,8 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
             if req.loss == "fused" else
             _(" + {size} logits (s x b x vocab {vocab} x {bytes:g} B, {loss})").format(
                 size=_gib(logit), vocab=spec.vocab, bytes=per_logit,
-                loss=_(LOSS_TEXT[req.loss])))
+                loss=_(LOSS_TEXT["full-compiled" if req.compile and req.loss == "full"
+                                 else req.loss])))
          + (_(" + {size} NF4 dequantization buffer").format(size=_gib(dequant))
             if dequant else "")),
     )
@@ -285,7 +287,9 @@ def _training_detail(spec: ModelSpec, req: Request, s: Strategy, *, w_text: str,
 
 
 LOSS_TEXT = {"full": N_("full cross-entropy"), "chunked": N_("chunked cross-entropy"),
-             "fused": N_("fused linear cross-entropy")}
+             "fused": N_("fused linear cross-entropy"),
+             "full-compiled": N_("full cross-entropy under torch.compile: the bf16 logits and "
+                                 "their gradient, no fp32 copies")}
 
 
 def _compile_text(spec: ModelSpec, req: Request, s: Strategy) -> str:

@@ -356,3 +356,16 @@ def test_pretraining_and_megatron_run_fixed_length_sequences() -> None:
                      "llama-3.1-8b lora gpu=h200 gpus=8 seq=8192 framework=megatron"):
         assert _reserve(question)[0] == 0
         assert _reserve(question + " packing=false")[0] > 0
+
+
+def test_a_compiled_loss_keeps_the_bf16_logits_and_their_gradient_only() -> None:
+    eager = memory.logits(LLAMA8B, seq=8192, batch=2, tp=1)
+    compiled = memory.logits(LLAMA8B, seq=8192, batch=2, tp=1, compiled=True)
+    assert compiled == 8192 * 2 * 128_256 * (2 + 2) and compiled == eager / 3
+    # both of its buffers are alive at once: nothing more for the allocator to keep
+    assert memory.logit_blocks_kept(LLAMA8B, seq=8192, batch=2, tp=1, loss="full",
+                                    varied_lengths=True, compiled=True) == 0
+    # chunked and fused losses are sized as they are, compiled or not
+    for loss in ("chunked", "fused"):
+        assert memory.logits(LLAMA8B, seq=8192, batch=2, tp=1, loss=loss, compiled=True) == \
+            memory.logits(LLAMA8B, seq=8192, batch=2, tp=1, loss=loss)
