@@ -161,6 +161,7 @@ INPUTS = {
     "requests": N_("requests per day"), "peak": N_("peak factor"),
     "tokens": N_("training tokens"), "headroom": N_("headroom"), "loss": N_("loss"),
     "fused_step": N_("fused optimizer step"), "compile": N_("torch.compile"),
+    "packing": N_("packed sequences"),
     "engine": N_("serving engine"), "build": N_("llama.cpp build"), "budget": N_("budget"),
     "framework": N_("training framework"),
     "currency": N_("currency"),
