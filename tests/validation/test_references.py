@@ -160,6 +160,16 @@ def test_per_gpu_throughput_is_compared_for_the_whole_plan(report) -> None:
     assert report.evaluate({**ref, "basis": "total"}).estimate is None  # no silent guess
 
 
+def test_time_to_first_token_is_read_from_the_answers_service(report) -> None:
+    query = ("qwen3-8b inference gpu=h100-sxm gpus=1 quant=bf16 prompt=4096 output=256"
+             " context=4352 users=8 engine=vllm")
+    row = report.evaluate(_ref(query, "ttft_s", 0.5, "s"))
+    assert row.measured == 0.5
+    assert row.estimate == ask(query).plans[0].service.ttft_s and row.estimate > 0
+    assert row.error == pytest.approx((row.estimate - 0.5) / 0.5)
+    assert "ttft_s" in report.AIMS and report.UNITS["s"] == 1
+
+
 def test_reference_that_cannot_be_evaluated_names_what_it_needs(report) -> None:
     row = report.evaluate(_ref("example/unreleased-65b pretrain gpu=a100-80gb gpus=2048 tokens=1T",
                                "train_gpu_hours", 1.0, "GPU-hours", needs="catalog model: X-65B"))
