@@ -128,6 +128,7 @@ COUNTED = {
     "user": (N_("{n:,} user"), N_("{n:,} users")),
     "GPU": (N_("{n:,} GPU"), N_("{n:,} GPUs")),
     "sequence": (N_("{n:,} sequence"), N_("{n:,} sequences")),
+    "step": (N_("{n:,} step"), N_("{n:,} steps")),
     "server": (N_("{n:,} server"), N_("{n:,} servers")),
     "price": (N_("{n:,} price"), N_("{n:,} prices")),
     "rent price": (N_("{n:,} rent price"), N_("{n:,} rent prices")),

@@ -14,6 +14,7 @@ than one with little (A100, RTX 3090, H20): utilization = 1 / (1/e + FEED x peak
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import StrEnum
 from functools import cache
 from typing import NamedTuple
@@ -704,46 +705,104 @@ def interleaved_prompt_tokens(users: int, prompt: int, output: int) -> tuple[flo
     return (users - 1) * prompt / output, users * prompt / output
 
 
-def full_load_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
-                     kv_bytes: int, tp: int, engine: str, ep: int, dp_attn: int, prompt: int,
-                     output: int, budget: int) -> float:
-    """Mean seconds per step of vLLM's scheduler under maximum load: `users` sequences (one
-    replica's) decode while the requests that replace finished ones bring users x prompt /
-    output prompt tokens a step on average. It schedules a waiting prompt in chunks of up to
-    `budget` tokens (max_num_batched_tokens; a shorter prompt whole) in each attention group,
-    so where the prompts a step needs are fewer than one chunk, a share of the steps carries a
-    chunk at vLLM's prefill rate under load (VLLM_LOAD_PREFILL_EFFICIENCY) and the steps
-    between decode alone, their weight reads hidden under no prompt's compute; where they are
-    more, every step carries them (the interleaving serve_speed assumes)."""
-    eng = _serving_engine(gpu, engine)
-    rate, _u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng,
-                                    efficiency=VLLM_LOAD_PREFILL_EFFICIENCY)
-    per_step = users * prompt / output if output > 0 else 0.0
-    chunk = min(prompt, budget) * dp_attn
-
-    def step(prefill_tokens: float) -> float:
-        return decode_step_s(spec, gpu, quant=quant, context=context, users=users,
-                             kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn,
-                             prefill_tokens=prefill_tokens, prefill_rate=rate)[0]
-
+def chunked_step_s(step: Callable[[float], float], per_step: float, chunk: float) -> float:
+    """Mean seconds per step of vLLM's scheduler when the waiting prompts bring `per_step`
+    prompt tokens a step on average and it takes each in whole chunks of `chunk` tokens (its
+    max_num_batched_tokens; a shorter prompt whole): where they are fewer than one chunk, that
+    share of the steps carries a chunk and the steps between decode alone, their weight reads
+    hidden under no prompt's compute; where they are more, every step carries them. `step`
+    gives one step's seconds with that many prompt tokens beside the decodes."""
     if chunk <= 0 or per_step >= chunk:
         return step(per_step)
     share = per_step / chunk
     return share * step(chunk) + (1 - share) * step(0.0)
 
 
+def full_load_step_s(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
+                     kv_bytes: int, tp: int, engine: str, ep: int, dp_attn: int, prompt: int,
+                     output: int, budget: int) -> float:
+    """Mean seconds per step of vLLM's scheduler under maximum load: `users` sequences (one
+    replica's) decode while the requests that replace finished ones bring users x prompt /
+    output prompt tokens a step on average, each attention group's prompts in chunks of up to
+    `budget` tokens (chunked_step_s) at vLLM's prefill rate under load
+    (VLLM_LOAD_PREFILL_EFFICIENCY)."""
+    eng = _serving_engine(gpu, engine)
+    rate, _u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng,
+                                    efficiency=VLLM_LOAD_PREFILL_EFFICIENCY)
+
+    def step(prefill_tokens: float) -> float:
+        return decode_step_s(spec, gpu, quant=quant, context=context, users=users,
+                             kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn,
+                             prefill_tokens=prefill_tokens, prefill_rate=rate)[0]
+
+    per_step = users * prompt / output if output > 0 else 0.0
+    return chunked_step_s(step, per_step, min(prompt, budget) * dp_attn)
+
+
+class LoadedServing(NamedTuple):
+    step_s: float  # one user's mean seconds per output token
+    first_token_s: float  # seconds from a prompt's arrival to its first token
+    chunks: int  # steps its prompt takes
+
+
+def vllm_loaded_serving(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
+                        kv_bytes: int, tp: int, engine: str, ep: int, dp_attn: int, prompt: int,
+                        output: int, own_rate: float) -> LoadedServing:
+    """One user's decode and time to the first token among `users` (one replica's) under vLLM's
+    scheduler: the other users' prompts, (users - 1) x prompt / output tokens a step, come in
+    whole chunks of max_num_batched_tokens (chunked_step_s) at vLLM's prefill rate under load,
+    as full_load_step_s takes them; a user's own prompt takes ceil(prompt / budget) steps,
+    each a chunk at `own_rate` (a lone prompt's GEMM rate, so that one more user adds its
+    decodes to the lone prompt's time rather than a second rate) beside the other users'
+    decodes, and its first token comes at the end of the last, after the rest of the step in
+    progress when it arrived."""
+    eng = _serving_engine(gpu, engine)
+    rate, _u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng,
+                                    efficiency=VLLM_LOAD_PREFILL_EFFICIENCY)
+    budget = memory.vllm_batch_defaults(gpu.name, gpu.memory_bytes).tokens
+
+    def step(prefill_tokens: float, decodes: int = users, at: float = rate) -> float:
+        return decode_step_s(spec, gpu, quant=quant, context=context, users=decodes,
+                             kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn,
+                             prefill_tokens=prefill_tokens, prefill_rate=at)[0]
+
+    others = (users - 1) * prompt / output if output > 0 else 0.0
+    chunk = min(prompt, budget) * dp_attn
+    per_token = chunked_step_s(step, others, chunk)
+    # a prompt arrives during a step in progress and waits out the rest of it: the mean
+    # residual of a renewal process, E[S^2] / 2E[S] (steps carrying a chunk are the long ones)
+    share = min(1.0, others / chunk) if chunk > 0 else 0.0
+    squares = (share * step(chunk) ** 2 + (1 - share) * step(0.0) ** 2 if share < 1
+               else step(others) ** 2)
+    wait = squares / (2 * per_token)
+    # the prompt's own chunks: one attention group's, the others' groups decoding beside it
+    whole, rest = divmod(max(1, prompt), budget)
+    chunks = [budget] * whole + ([rest] if rest else [])
+    first = wait + sum(step(c * dp_attn, users - 1, own_rate) for c in chunks)
+    return LoadedServing(per_token, first, len(chunks))
+
+
 def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, users: int,
                 kv_bytes: int, tp: int, pp: int, engine: str | None = None, ep: int = 1,
                 dp_attn: int = 1, prompt: int = 0, output: int = 0,
-                build: str | None = None) -> ServeSpeed:
+                build: str | None = None, scheduler: str = "vllm") -> ServeSpeed:
     """Decode is bandwidth bound (plus fixed per-layer costs that dominate small and MoE models
-    at batch 1); prefill is compute bound; under load the other users' prompts are prefilled in
-    chunks inside the decode steps (interleaved_prompt_tokens)."""
+    at batch 1); prefill is compute bound. Several users on vLLM's scheduler take the prompts in
+    its whole chunks (vllm_loaded_serving); elsewhere (scheduler="trtllm", llama.cpp,
+    transformers) the other users' prompts are spread over the decode steps
+    (interleaved_prompt_tokens)."""
     asked = engine or engine_for(quant)
     eng = _serving_engine(gpu, asked)
-    others, everyone = interleaved_prompt_tokens(users, prompt, output)
+    # several users on vLLM: its scheduler's whole-prompt chunks (vllm_loaded_serving)
     prefill, u = prefill_tokens_per_s(spec, gpu, quant=quant, context=context, tp=tp, engine=eng,
                                       build=build)
+    loaded = None
+    if eng == "vllm" and scheduler == "vllm" and users > 1 and prompt > 0:
+        loaded = vllm_loaded_serving(spec, gpu, quant=quant, context=context, users=users,
+                                     kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep,
+                                     dp_attn=dp_attn, prompt=prompt, output=output,
+                                     own_rate=prefill)
+    others, everyone = interleaved_prompt_tokens(users, prompt, output) if not loaded else (0, 0)
     step, p = decode_step_s(spec, gpu, quant=quant, context=context, users=users,
                             kv_bytes=kv_bytes, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn,
                             prefill_tokens=others, prefill_rate=prefill)
@@ -753,7 +812,17 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
     # decode step above already charges the rows it prefills beside the decodes)
     comm = prefill_comm_s_per_token(spec, gpu, tp=tp, engine=eng, ep=ep, dp_attn=dp_attn)
     first_token_rate = 1 / (1 / prefill + comm)
-    if everyone:
+    if loaded:
+        per_seq = 1 / loaded.step_s
+        # the prompt's rate up to its first token, which the service level divides it by
+        first_token_rate = prompt / loaded.first_token_s
+        aggregate = per_seq * users
+    if loaded and output > 0:
+        aggregate = users / full_load_step_s(
+            spec, gpu, quant=quant, context=context, users=users, kv_bytes=kv_bytes, tp=tp,
+            engine=eng, ep=ep, dp_attn=dp_attn, prompt=prompt, output=output,
+            budget=memory.vllm_batch_defaults(gpu.name, gpu.memory_bytes).tokens)
+    elif everyone:
         # the total throughput also carries each user's own prompt: the same step with the
         # extra prompt tokens' compute
         extra = (everyone - others) / (prefill * dp_attn)
@@ -814,7 +883,19 @@ def serve_speed(spec: ModelSpec, gpu: GpuSpec, *, quant: str, context: int, user
     if p["prefill"]:
         detail += _("; under load each step also prefills {tokens:.0f} prompt tokens of the other"
                     " users in chunks ({ms:.1f} ms)").format(tokens=others, ms=p["prefill"] * 1e3)
-    if comm * prefill >= PREFILL_COMM_SHOWN:
+    if loaded:
+        budget = memory.vllm_batch_defaults(gpu.name, gpu.memory_bytes).tokens
+        if output > 0:
+            detail += _("; at {users} users vLLM takes the others' prompts in whole chunks of up"
+                        " to {budget:,} tokens at {eff:.0%} of the prefill peak (its rate under"
+                        " load; a mean step {ms:.1f} ms)").format(
+                users=users, budget=budget, eff=VLLM_LOAD_PREFILL_EFFICIENCY,
+                ms=loaded.step_s * 1e3)
+        detail += _("; a prompt's first token comes after {chunks} of up to {budget:,} tokens,"
+                    " each beside {decodes} decoding: {s:.2f} s").format(
+            chunks=counted(loaded.chunks, "step"), budget=budget,
+            decodes=counted(users - 1, "sequence"), s=loaded.first_token_s)
+    elif comm * prefill >= PREFILL_COMM_SHOWN:
         detail += _("; a prompt's collectives take {us:.0f} us a token beside {gemm:.0f} us of"
                     " its GEMMs: {rate:,.0f} prompt tokens/s").format(
             us=comm * 1e6, gemm=1e6 / prefill, rate=first_token_rate)

@@ -363,7 +363,8 @@ def test_other_users_prompts_are_prefilled_inside_the_decode_steps() -> None:
     spec, gpu = _spec("llama-3.1-8b"), GPUS["h100-sxm"]
     # 256 users of short sequences: compute-bound steps, where the prompts cost time (in a
     # bandwidth-bound step they ride under the weight and KV reads)
-    kw = dict(quant="bf16", context=2000, users=256, kv_bytes=2, tp=1, pp=1)
+    # (TensorRT-LLM's scheduler; vLLM's takes whole chunks: test_vllm_users_...)
+    kw = dict(quant="bf16", context=2000, users=256, kv_bytes=2, tp=1, pp=1, scheduler="trtllm")
     idle = speed.serve_speed(spec, gpu, **kw)
     busy = speed.serve_speed(spec, gpu, prompt=1500, output=500, **kw)
     assert busy.decode_per_sequence < idle.decode_per_sequence
@@ -375,6 +376,47 @@ def test_other_users_prompts_are_prefilled_inside_the_decode_steps() -> None:
     _s, parts = speed.decode_step_s(spec, gpu, quant="bf16", context=2000, users=256, kv_bytes=2,
                                     tp=1, engine="vllm", prefill_tokens=765.0)
     assert parts["prefill"] == pytest.approx(765.0 / rate)
+
+
+def test_vllm_users_share_whole_prompt_chunks_and_wait_for_their_own() -> None:
+    spec, gpu = _spec("llama-3.1-8b"), GPUS["h100-sxm"]
+    kw = dict(quant="bf16", context=4352, kv_bytes=2, tp=1, pp=1, prompt=4096, output=256)
+    lone = speed.serve_speed(spec, gpu, users=1, **kw)
+    many = speed.serve_speed(spec, gpu, users=8, **kw)
+    rate, _u = speed.prefill_tokens_per_s(spec, gpu, quant="bf16", context=4352, tp=1,
+                                          engine="vllm")
+    under_load, _u = speed.prefill_tokens_per_s(spec, gpu, quant="bf16", context=4352, tp=1,
+                                                engine="vllm",
+                                                efficiency=speed.VLLM_LOAD_PREFILL_EFFICIENCY)
+
+    def step(tokens: float, users: int = 8, at: float = under_load) -> float:
+        return speed.decode_step_s(spec, gpu, quant="bf16", context=4352, users=users,
+                                   kv_bytes=2, tp=1, engine="vllm", prefill_tokens=tokens,
+                                   prefill_rate=at)[0]
+
+    # the other 7 users bring 7 x 4096 / 256 = 112 prompt tokens a step: one step in 36.6
+    # carries a whole 4,096-token chunk (H100: 8,192-token budget), the rest decode alone
+    share = 112 / 4096
+    mean = share * step(4096) + (1 - share) * step(0)
+    assert many.decode_per_sequence == pytest.approx(1 / mean)
+    assert 1 / many.decode_per_sequence > step(112)  # whole chunks, not thin slices
+    # the first token: the rest of the step in progress (E[S^2] / 2E[S]), then its own chunk
+    # at the lone prompt's rate beside the other 7 users' decodes
+    wait = (share * step(4096) ** 2 + (1 - share) * step(0) ** 2) / (2 * mean)
+    ttft = 4096 / many.prefill
+    assert ttft == pytest.approx(wait + step(4096, 7, rate))
+    assert ttft > 4096 / lone.prefill
+    assert "after 1 step of up to 8,192 tokens, each beside 7 sequences decoding" in many.detail
+    # a longer prompt takes a step a chunk: 20,000 tokens in 8,192 + 8,192 + 3,616
+    long = speed.serve_speed(spec, gpu, users=8, **{**kw, "prompt": 20000, "context": 20256})
+    assert "after 3 steps" in long.detail
+    # one user, TensorRT-LLM's scheduler and llama.cpp keep the lone prompt's time
+    assert lone.prefill == speed.serve_speed(spec, gpu, users=1, scheduler="trtllm", **kw).prefill
+    trt = speed.serve_speed(spec, gpu, users=8, scheduler="trtllm", **kw)
+    assert trt.prefill == lone.prefill and "prefills" in trt.detail
+    gguf = {**kw, "quant": "q4_k_m"}
+    assert (speed.serve_speed(spec, gpu, users=8, **gguf).prefill
+            == speed.serve_speed(spec, gpu, users=1, **gguf).prefill)
 
 
 def test_full_load_admits_sequences_to_completion_and_reads_them_at_their_mean_length() -> None:
