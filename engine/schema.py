@@ -256,7 +256,9 @@ class Service(_Doc):
     decode_floor: float | None = Field(None, description="tokens/s each user must get")
     decode_per_user: float | None = None
     ttft_ceiling_s: float | None = Field(None, description="seconds to the first token allowed")
-    ttft_s: float | None = Field(None, description="prefill of one prompt of `prompt` tokens")
+    ttft_s: float | None = Field(None, description="seconds to the first token of a prompt of "
+                                                  "`prompt` tokens among `users` (vLLM: its "
+                                                  "chunks beside the others' decodes)")
     users_held: int | None = Field(None, description="users at `context` tokens the KV cache "
                                                      "holds with 10% to spare, all replicas")
     context: int | None = Field(None, description="serving: tokens per sequence (prompt + "
