@@ -226,6 +226,17 @@ WHY += [
      "gpt-oss in MXFP4 on Hopper, over as the TensorRT-LLM MXFP4 rows on Hopper are: vLLM runs "
      "the experts through Triton MXFP4 kernels that dequantize to bf16."),
 ]
+WHY += [
+    ("ttft_s", "mushfiqrahman-*-c48-ttft",
+     "The Mistral-7B sweep's first token grows from 63 ms at 4 users to 667 ms at 48 (median "
+     "840 ms) while the model's chunks and decodes add tens of ms; the sweep publishes no "
+     "per-step figures to say what the rest is. Not explained further."),
+    ("ttft_s", "*",
+     "Prompts of 230-256 tokens prefill in a few ms on these cards; the measured time is mostly "
+     "the server's own path (chat template, tokenizing, HTTP, the engine loop): 59 ms at one "
+     "user for Qwen3-8B on an H100 through vLLM's chat endpoint, 28 ms at 4 users through SGLang's"
+     " on the same page (GPUStack qwen3-8b/h100-latency.md). gpusize does not model it."),
+]
 REASONS = {"unpinned": (
     "no gpus= in the query, so the plan is the smallest count that fits (a few GPUs, one server) "
     "while the published run used hundreds to thousands; see the deadline table below")}
