@@ -777,7 +777,8 @@ def service_of(req: Request, sp: Speed, held: int | None = None) -> Service:
     if req.is_serving:
         per = sp.decode_tokens_per_s or 0.0
         prompt = req.prompt_tokens
-        ttft = prompt / sp.prefill_tokens_per_s if sp.prefill_tokens_per_s else math.inf
+        ttft = (prompt / sp.prefill_tokens_per_s + speed.REQUEST_OVERHEAD_S.get(
+            req.serving_engine, 0.0)) if sp.prefill_tokens_per_s else math.inf
         misses = []
         # a floor or ceiling nobody asked for is named as the default it is (min_speed=, ttft=)
         if per < req.decode_floor and req.min_speed is not None:
@@ -962,7 +963,8 @@ def _candidate(spec: ModelSpec, req: Request, gpu: GpuSpec, n: int, s: Strategy
                                engine=req.serving_engine, ep=s.ep, dp_attn=s.dp_attn,
                                prompt=req.prompt_tokens, output=req.answer_tokens,
                                build=req.build)
-        ttft = req.prompt_tokens / sp.prefill if sp.prefill else math.inf
+        ttft = (req.prompt_tokens / sp.prefill + speed.REQUEST_OVERHEAD_S.get(
+            req.serving_engine, 0.0)) if sp.prefill else math.inf
         held = users_held(spec, req, s, n, gpu)
         reach = min(sp.decode_per_sequence / req.decode_floor, req.ttft_ceiling / ttft,
                     held / req.users)

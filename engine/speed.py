@@ -118,6 +118,12 @@ PREFILL_EFFICIENCY = {"llama.cpp": 0.5, "vllm": 0.84, "transformers": 0.65}
 # 32k100, set "fit"). PREFILL_EFFICIENCY's 0.84 is the training kernels' share, which the
 # TensorRT-LLM throughput rows agree with; the rest of GPUStack's vLLM rows are held out.
 VLLM_LOAD_PREFILL_EFFICIENCY = 0.4
+# A request's own path through vLLM's OpenAI server before its first token leaves: templating and
+# tokenizing the chat, handing it to the engine core, scheduling it, detokenizing the token. Read
+# from GPUStack's batch-1 run of Qwen3-8B on one H100 (vLLM 0.11, 233-token ShareGPT prompts:
+# 59.0 ms to the first token, ~7 ms of it the prefill; row gpustack-vllm011-qwen3-8b-1xh100-
+# sharegpt-c1-ttft, set "fit"); its runs at 2-8 users and the other sweeps are held out.
+REQUEST_OVERHEAD_S = {"vllm": 0.052}
 # llama.cpp builds before June 2024 (or built with GGML_CUDA_FORCE_CUBLAS: build=cublas)
 # multiply quantized weights by dequantizing each matrix to fp16 for the micro-batch: 2 bytes
 # written and read again per weight per 512-token micro-batch.

@@ -231,11 +231,16 @@ WHY += [
      "The Mistral-7B sweep's first token grows from 63 ms at 4 users to 667 ms at 48 (median "
      "840 ms) while the model's chunks and decodes add tens of ms; the sweep publishes no "
      "per-step figures to say what the rest is. Not explained further."),
+    ("ttft_s", "wmx-*",
+     "Qwen2.5-0.5B on an L4 at 32 users through vLLM 0.2.3: gpusize adds the per-request path "
+     "read on vLLM 0.11 (speed.REQUEST_OVERHEAD_S, 52 ms); the older server's own path is not "
+     "measured apart from the prefill in the source."),
     ("ttft_s", "*",
-     "Prompts of 230-256 tokens prefill in a few ms on these cards; the measured time is mostly "
-     "the server's own path (chat template, tokenizing, HTTP, the engine loop): 59 ms at one "
-     "user for Qwen3-8B on an H100 through vLLM's chat endpoint, 28 ms at 4 users through SGLang's"
-     " on the same page (GPUStack qwen3-8b/h100-latency.md). gpusize does not model it."),
+     "Prompts of 230-256 tokens prefill in a few ms on these cards; most of the measured time is "
+     "the server's own path (chat template, tokenizing, scheduling), which gpusize takes as "
+     "speed.REQUEST_OVERHEAD_S (52 ms, read from the batch-1 Qwen3-8B run on an H100); SGLang's "
+     "endpoint on the same page answers in 28 ms at 4 users, and gpt-oss-120b's MXFP4 prefill "
+     "on Hopper is slower than gpusize counts (as its throughput rows are)."),
 ]
 REASONS = {"unpinned": (
     "no gpus= in the query, so the plan is the smallest count that fits (a few GPUs, one server) "
